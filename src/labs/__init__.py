@@ -1,0 +1,16 @@
+"""Reference implementations for the AI-systems lab guide.
+
+Pure Python (standard library only) so that the same code imports in CPython,
+where pytest runs it, and in Pyodide 0.26.2 (CPython 3.12 on WebAssembly),
+where the site installs it as a wheel.
+
+Modules:
+
+- :mod:`labs.autograd` -- micrograd-style scalar autograd (Karpathy, 2020).
+- :mod:`labs.attention` -- softmax, online softmax (Milakov & Gimelshein,
+  2018) and tiled FlashAttention forward pass (Dao et al., 2022).
+- :mod:`labs.paged_attention` -- PagedAttention block tables and a paged
+  KV cache (Kwon et al., SOSP 2023).
+"""
+
+__version__ = "0.1.0"
