@@ -1,0 +1,57 @@
+"""Sphinx configuration for the lab guide (``sphinx-build -c conf docs build/html``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+# The cell runtime extension lives in src/ beside (not inside) labs; labs must
+# also be importable by the Jupyter kernel myst-nb starts to execute the pages.
+sys.path.insert(0, str(SRC))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
+
+project = "AI-Systems Lab Guide"
+author = "The lab guide authors"
+copyright = "2026, the lab guide authors"
+release = "0.1.0"
+
+extensions = [
+    "myst_nb",
+    "sphinx_design",
+    "sphinx.ext.mathjax",
+    "pyodide_cells",
+]
+
+root_doc = "index"
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+nitpicky = True
+
+# --- MyST / myst-nb ---------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "attrs_inline"]
+myst_heading_anchors = 3
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True  # a failing build-time cell fails the build
+nb_execution_timeout = 120
+nb_merge_streams = True
+
+# --- Math: MathJax 3 served by the site itself (copied from the npm package) --
+mathjax_path = "mathjax/tex-chtml.js"
+
+# --- HTML ------------------------------------------------------------------
+html_theme = "furo"
+html_title = "AI-Systems Lab Guide"
+html_static_path: list[str] = []
+html_theme_options = {
+    "source_repository": "",
+    "navigation_with_keys": True,
+}
+html_permalinks_icon = "#"
+
+# --- The cell runtime (src/pyodide_cells) ----------------------------------
+pyodide_cells_node_modules = str(ROOT / "node_modules")
+pyodide_cells_project_root = str(ROOT)

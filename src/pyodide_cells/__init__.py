@@ -1,0 +1,30 @@
+"""pyodide_cells: make myst-nb ``{code-cell} python`` cells live in the browser.
+
+Cells keep the outputs myst-nb baked in at build time and, on pages that have
+cells, become editable and runnable on Pyodide 0.26.2 in a Web Worker. All the
+runtime files (Pyodide core, the editor bundle, Graphviz, MathJax, the ``labs``
+wheel) are copied into the site's ``_static`` folder: nothing is fetched from
+another origin.
+
+Only HTML builders get JavaScript; other builders see plain code and outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from . import assets, pages, transforms
+
+__version__ = "0.1.0"
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
+    app.add_config_value("pyodide_cells_project_root", ".", "env", str)
+    app.add_config_value("pyodide_cells_build_wheel", True, "env", bool)
+    transforms.setup(app)
+    assets.setup(app)
+    pages.setup(app)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

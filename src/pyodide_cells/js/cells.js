@@ -1,0 +1,381 @@
+// The page side of the cell runtime: turns myst-nb code cells into live,
+// editable cells that run on Pyodide in a Web Worker (worker.js).
+//
+// Cells keep their build-time outputs until they run. All cells of a page share
+// one Python namespace; running a cell first runs the earlier cells that have
+// not run yet in this session, so names they define exist, as in the baked page.
+
+import { EditorView, basicSetup } from "codemirror";
+import { keymap } from "@codemirror/view";
+import { Prec } from "@codemirror/state";
+import { python } from "@codemirror/lang-python";
+
+const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
+const STATIC = new URL("../", import.meta.url); // .../_static/
+const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
+
+const runtime = {
+  state: "loading", // loading | ready | error
+  worker: null,
+  cells: [],
+  pending: new Map(), // run id -> {cell, resolve}
+  nextId: 1,
+  startedAt: performance.now(),
+};
+
+// ---------------------------------------------------------------- helpers ---
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+const storage = {
+  get(key) {
+    try {
+      return window.localStorage.getItem(STORAGE_PREFIX + key);
+    } catch {
+      return null; // storage disabled (private mode, sandboxed frame)
+    }
+  },
+  set(key, value) {
+    try {
+      if (value === null) window.localStorage.removeItem(STORAGE_PREFIX + key);
+      else window.localStorage.setItem(STORAGE_PREFIX + key, value);
+    } catch {
+      /* quota or disabled storage: the edit stays in the editor */
+    }
+  },
+};
+
+let vizPromise = null;
+function loadViz() {
+  // Graphviz (WASM) is 1.3 MB: load it only when a graph is shown.
+  if (!vizPromise) {
+    vizPromise = new Promise((resolve, reject) => {
+      const script = el("script", { src: new URL("viz/viz-global.js", STATIC).href });
+      script.onload = () => window.Viz.instance().then(resolve, reject);
+      script.onerror = () => reject(new Error("could not load Graphviz (viz-global.js)"));
+      document.head.append(script);
+    });
+  }
+  return vizPromise;
+}
+
+// ------------------------------------------------------------ status bar ---
+
+const bar = {
+  root: null,
+  text: null,
+  progress: null,
+  build() {
+    this.text = el("span", { class: "pc-runtime-text", text: "Python: starting…" });
+    this.progress = el("progress", { class: "pc-runtime-progress", max: "4", value: "0", "aria-label": "Python runtime loading progress" });
+    const runAll = el("button", { type: "button", class: "pc-button", text: "Run all", onclick: () => runAll() });
+    const restart = el("button", { type: "button", class: "pc-button", text: "Restart", title: "Forget every name the cells defined", onclick: () => restartRuntime() });
+    this.root = el(
+      "div",
+      { class: "pc-runtime", role: "status", "aria-live": "polite", "data-state": "loading" },
+      el("span", { class: "pc-runtime-dot", "aria-hidden": "true" }),
+      this.text,
+      this.progress,
+      el("span", { class: "pc-runtime-actions" }, runAll, restart),
+    );
+    const firstCell = document.querySelector("div.cell");
+    const article = document.querySelector("article") || document.body;
+    const anchor = article.querySelector("h1");
+    if (anchor) anchor.after(this.root);
+    else if (firstCell) firstCell.before(this.root);
+    else article.prepend(this.root);
+  },
+  set(state, message, step, steps) {
+    runtime.state = state;
+    document.documentElement.dataset.pyodideState = state;
+    this.root.dataset.state = state;
+    this.text.textContent = message;
+    if (state === "loading") {
+      this.progress.hidden = false;
+      this.progress.max = steps || 4;
+      this.progress.value = step || 0;
+    } else {
+      this.progress.hidden = true;
+    }
+  },
+};
+
+// ------------------------------------------------------------------ cells ---
+
+class Cell {
+  constructor(root, index) {
+    this.root = root;
+    this.index = index;
+    this.ranInSession = false;
+    const pre = root.querySelector(".cell_input pre");
+    this.original = pre ? pre.textContent.replace(/\n$/, "") : "";
+    this.output = root.querySelector(".cell_output");
+    if (!this.output) {
+      this.output = el("div", { class: "cell_output docutils container" });
+      root.append(this.output);
+    }
+    this.output.setAttribute("aria-live", "polite");
+    this.output.setAttribute("aria-label", `Output of cell ${index + 1}`);
+    this.build(root.querySelector(".cell_input"), pre);
+  }
+
+  build(input, pre) {
+    const saved = storage.get(`cell-${this.index}`);
+    const doc = saved !== null ? saved : this.original;
+    this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => this.run() }, "▶ Run");
+    this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
+    this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
+    this.statusText = el("span", { class: "pc-cell-status", text: "" });
+    this.editedBadge = el("span", { class: "pc-edited", text: "edited", hidden: "" });
+    const toolbar = el("div", { class: "pc-toolbar" }, this.counter, this.runButton, this.resetButton, this.editedBadge, this.statusText);
+    const mount = el("div", { class: "pc-editor" });
+    input.before(toolbar);
+    input.append(mount);
+    const runKeys = Prec.highest(
+      keymap.of([
+        { key: "Mod-Enter", run: () => (this.run(), true) },
+        { key: "Shift-Enter", run: () => (this.run(), focusCell(this.index + 1), true) },
+        { key: "Escape", run: () => (this.runButton.focus(), true) },
+      ]),
+    );
+    this.editor = new EditorView({
+      doc,
+      parent: mount,
+      extensions: [
+        basicSetup,
+        python(),
+        runKeys,
+        EditorView.contentAttributes.of({ "aria-label": `Code of cell ${this.index + 1}` }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged) this.persist();
+        }),
+      ],
+    });
+    if (pre) pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
+    this.root.classList.add("pc-live");
+    this.root.dataset.state = "idle";
+    this.markEdited();
+  }
+
+  get code() {
+    return this.editor.state.doc.toString();
+  }
+
+  persist() {
+    storage.set(`cell-${this.index}`, this.code === this.original ? null : this.code);
+    this.markEdited();
+  }
+
+  markEdited() {
+    this.editedBadge.hidden = this.code === this.original;
+  }
+
+  reset() {
+    if (this.code !== this.original && !window.confirm("Discard your edits to this cell and restore the original code?")) return;
+    this.editor.dispatch({ changes: { from: 0, to: this.editor.state.doc.length, insert: this.original } });
+    storage.set(`cell-${this.index}`, null);
+    this.markEdited();
+  }
+
+  setState(state, message = "") {
+    this.root.dataset.state = state;
+    this.statusText.textContent = message;
+  }
+
+  clearOutput() {
+    this.output.replaceChildren();
+    this.lastStream = null;
+  }
+
+  appendStream(name, text) {
+    if (this.lastStream && this.lastStream.dataset.name === name) {
+      this.lastStream.textContent += text;
+      return;
+    }
+    const pre = el("pre", { text });
+    const box = el("div", { class: `output stream pc-${name}` }, pre);
+    box.dataset.name = name;
+    this.output.append(box);
+    this.lastStream = pre;
+    pre.dataset.name = name;
+  }
+
+  appendBundle(data, kind) {
+    this.lastStream = null;
+    const box = el("div", { class: `output pc-${kind}` });
+    this.output.append(box);
+    renderBundle(box, data);
+  }
+
+  appendError(msg) {
+    this.lastStream = null;
+    const pre = el("pre", { text: msg.traceback || `${msg.ename}: ${msg.evalue}` });
+    this.output.append(el("div", { class: "output traceback pc-error", role: "alert" }, pre));
+  }
+
+  run() {
+    return runCell(this);
+  }
+}
+
+function renderBundle(box, data) {
+  if (data["text/vnd.graphviz"]) {
+    box.classList.add("pc-graph");
+    box.textContent = "Drawing the graph…";
+    loadViz()
+      .then((viz) => {
+        const svg = viz.renderSVGElement(data["text/vnd.graphviz"]);
+        box.replaceChildren(svg);
+      })
+      .catch((err) => {
+        box.replaceChildren(el("pre", { text: `${data["text/plain"] || ""}\n(could not draw the graph: ${err.message})` }));
+      });
+  } else if (data["text/html"]) {
+    box.classList.add("text_html");
+    box.innerHTML = data["text/html"];
+  } else if (data["image/svg+xml"]) {
+    box.classList.add("image_svg");
+    box.innerHTML = data["image/svg+xml"];
+  } else {
+    box.classList.add("text_plain");
+    box.append(el("pre", { text: data["text/markdown"] || data["text/latex"] || data["text/plain"] || "" }));
+  }
+}
+
+function focusCell(index) {
+  const cell = runtime.cells[index];
+  if (cell) cell.editor.focus();
+}
+
+// ---------------------------------------------------------------- running ---
+
+function send(cell) {
+  const id = runtime.nextId++;
+  return new Promise((resolve) => {
+    runtime.pending.set(id, { cell, resolve, started: false });
+    cell.setState(runtime.state === "ready" ? "running" : "queued", runtime.state === "ready" ? "Running…" : "Queued: waiting for Python to load");
+    runtime.worker.postMessage({ type: "run", id, code: cell.code });
+  });
+}
+
+async function runCell(cell) {
+  // Earlier cells that have not run yet define names this one may use.
+  const before = runtime.cells.slice(0, cell.index).filter((c) => !c.ranInSession && !c.queuedInSession);
+  for (const c of [...before, cell]) c.queuedInSession = true;
+  const runs = [...before, cell].map((c) => send(c));
+  const results = await Promise.all(runs);
+  return results[results.length - 1];
+}
+
+function runAll() {
+  return Promise.all(runtime.cells.map((c) => (c.queuedInSession = true, send(c))));
+}
+
+function restartRuntime() {
+  runtime.worker.postMessage({ type: "restart" });
+  for (const cell of runtime.cells) {
+    cell.ranInSession = false;
+    cell.queuedInSession = false;
+    cell.counter.textContent = "[ ]";
+  }
+}
+
+function onWorkerMessage(event) {
+  const msg = event.data;
+  if (msg.type === "status") {
+    if (msg.state === "loading") bar.set("loading", `Python: ${msg.message} (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
+    else if (msg.state === "ready") {
+      const seconds = ((performance.now() - runtime.startedAt) / 1000).toFixed(1);
+      performance.mark("pyodide-cells:ready");
+      bar.set("ready", `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s: edit a cell, then Run or Ctrl+Enter`);
+      for (const { cell, started } of runtime.pending.values()) if (!started) cell.setState("running", "Running…");
+    } else if (msg.state === "error") {
+      bar.set("error", `Python failed to start: ${msg.message}`);
+      for (const [id, { cell, resolve }] of runtime.pending) {
+        cell.setState("error", "Python is not available");
+        resolve({ status: "error" });
+        runtime.pending.delete(id);
+      }
+    }
+    return;
+  }
+  if (msg.type === "restarted") {
+    bar.set("ready", "Python restarted: the namespace is empty");
+    return;
+  }
+  const entry = runtime.pending.get(msg.id);
+  if (!entry) return;
+  const { cell } = entry;
+  if (!entry.started) {
+    entry.started = true;
+    cell.clearOutput();
+    bar.set("running", `Python: running cell ${cell.index + 1}…`);
+  }
+  switch (msg.type) {
+    case "stream":
+      cell.appendStream(msg.name, msg.text);
+      break;
+    case "display":
+      cell.appendBundle(msg.data, "display");
+      break;
+    case "result":
+      cell.appendBundle(msg.data, "result");
+      break;
+    case "error":
+      cell.appendError(msg);
+      break;
+    case "done": {
+      runtime.pending.delete(msg.id);
+      cell.ranInSession = true;
+      cell.queuedInSession = false;
+      if (msg.execution_count != null) cell.counter.textContent = `[${msg.execution_count}]`;
+      const ok = msg.status === "ok";
+      cell.setState(ok ? "done" : "error", ok ? `Ran in ${msg.ms.toFixed(1)} ms` : "Failed: see the traceback below");
+      if (!performance.getEntriesByName("pyodide-cells:first-output").length) performance.mark("pyodide-cells:first-output");
+      if (runtime.pending.size === 0) bar.set("ready", "Python ready");
+      entry.resolve({ status: msg.status, ms: msg.ms });
+      break;
+    }
+  }
+}
+
+// ------------------------------------------------------------------- boot ---
+
+function startWorker() {
+  runtime.worker = new Worker(new URL("pyodide_cells/worker.js", STATIC));
+  runtime.worker.onmessage = onWorkerMessage;
+  runtime.worker.onerror = (event) => bar.set("error", `Python worker failed: ${event.message || "unknown error"}`);
+  runtime.worker.postMessage({
+    type: "init",
+    pyodideURL: new URL("pyodide/", STATIC).href,
+    wheelURL: CONFIG.wheel ? new URL(CONFIG.wheel, STATIC).href : "",
+    runnerURL: new URL("pyodide_cells/runner.py", STATIC).href,
+  });
+}
+
+function main() {
+  const roots = [...document.querySelectorAll("div.cell")].filter((root) => root.querySelector(".cell_input pre"));
+  if (!roots.length) return;
+  startWorker(); // start loading Python first: it is the long pole
+  bar.build();
+  bar.set("loading", "Python: starting…", 0, 4);
+  runtime.cells = roots.map((root, index) => new Cell(root, index));
+  window.pyodideCells = {
+    runtime,
+    run: (index) => runtime.cells[index].run(),
+    runAll,
+    restart: restartRuntime,
+  };
+}
+
+main();

@@ -1,0 +1,84 @@
+// The Pyodide worker: boots Pyodide 0.26.2 from the site's own _static/pyodide/,
+// installs the labs wheel and the cell runner, then runs cells one at a time.
+//
+// Messages in:  {type: "init", pyodideURL, wheelURL, runnerURL}
+//               {type: "run", id, code}      (queued until the runtime is ready)
+//               {type: "restart"}            (fresh namespace, same interpreter)
+// Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message}
+//               {type: "stream"|"display"|"result"|"error", id, ...payload}
+//               {type: "done", id, status, execution_count, ms}
+
+let ready = null; // Promise<{pyodide, runner}> once init arrives
+let queue = Promise.resolve(); // cells run strictly in arrival order
+let currentId = null;
+
+const post = (msg) => self.postMessage(msg);
+const status = (state, step, steps, message) => post({ type: "status", state, step, steps, message });
+
+async function fetchBytes(url, what) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`could not load ${what} from ${url}: HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
+async function boot({ pyodideURL, wheelURL, runnerURL }) {
+  const steps = 4;
+  status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
+  // Start fetching the small files while the interpreter downloads and compiles.
+  const wheel = wheelURL ? fetchBytes(wheelURL, "the labs wheel") : Promise.resolve(null);
+  const runnerSource = fetch(runnerURL).then((r) => {
+    if (!r.ok) throw new Error(`could not load the cell runner from ${runnerURL}: HTTP ${r.status}`);
+    return r.text();
+  });
+  importScripts(pyodideURL + "pyodide.js");
+  const pyodide = await self.loadPyodide({ indexURL: pyodideURL });
+  status("loading", 2, steps, "Installing the labs package");
+  const wheelBytes = await wheel;
+  if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
+  status("loading", 3, steps, "Starting the cell runner");
+  pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
+  const emit = (kind, payload) => post({ type: kind, id: currentId, ...JSON.parse(payload) });
+  const runner = pyodide.runPython(
+    "import importlib, sys\n" +
+      "sys.path.insert(0, '/home/pyodide')\n" +
+      "importlib.invalidate_caches()\n" +
+      "import pyodide_cells_runner\n" +
+      "pyodide_cells_runner.CellRunner",
+  )(emit);
+  status("ready", steps, steps, "Python ready");
+  return { pyodide, runner };
+}
+
+async function run({ id, code }) {
+  const { runner } = await ready;
+  currentId = id;
+  const t0 = performance.now();
+  let result;
+  try {
+    const proxy = runner.run(code);
+    result = proxy.toJs({ dict_converter: Object.fromEntries });
+    proxy.destroy();
+  } catch (err) {
+    // A JavaScript-level failure (e.g. stack overflow inside the interpreter).
+    post({ type: "error", id, ename: "RuntimeError", evalue: String(err), traceback: String(err) });
+    result = { status: "error", execution_count: null };
+  }
+  post({ type: "done", id, ms: performance.now() - t0, ...result });
+  currentId = null;
+}
+
+self.onmessage = (event) => {
+  const msg = event.data;
+  if (msg.type === "init") {
+    ready = boot(msg);
+    ready.catch((err) => status("error", 0, 4, String(err && err.message ? err.message : err)));
+  } else if (msg.type === "run") {
+    queue = queue.then(() => run(msg)).catch(() => {});
+  } else if (msg.type === "restart") {
+    queue = queue.then(async () => {
+      const { runner } = await ready;
+      runner.reset();
+      post({ type: "restarted" });
+    });
+  }
+};

@@ -1,0 +1,36 @@
+"""Per-page wiring: pages with live cells get the runtime's CSS, JS and config."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+
+
+def has_code_cells(doctree: nodes.document | None) -> bool:
+    """True when the page holds at least one myst-nb code cell."""
+    if doctree is None:
+        return False
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") == "cell_code":
+            return True
+    return False
+
+
+def on_html_page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: nodes.document | None
+) -> None:
+    if app.builder.format != "html" or not has_code_cells(doctree):
+        return
+    wheel = getattr(app.builder, "pyodide_cells_wheel", "")
+    config = {"wheel": f"wheels/{wheel}" if wheel else "", "page": pagename}
+    # Added from html-page-context, these reach this page only (Sphinx >= 3.5).
+    app.add_css_file("pyodide_cells/cells.css")
+    app.add_js_file(None, body=f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};")
+    app.add_js_file("pyodide_cells/cells.js", type="module")
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("html-page-context", on_html_page_context)

@@ -1,0 +1,228 @@
+"""The cell runner: executes page cells in one shared namespace, Jupyter-style.
+
+It runs inside Pyodide's Web Worker (``worker.js`` loads this file as the
+module ``pyodide_cells_runner``) and, unchanged, in CPython for the tests.
+It follows the conventions of an IPython kernel that learners already know:
+
+- every cell of a page runs in one namespace (``__name__ == "__main__"``);
+- the value of a final expression statement is displayed (not ``None``), and
+  bound to ``_``;
+- objects are displayed through ``_repr_mimebundle_``, ``_repr_html_``,
+  ``_repr_svg_``, ``_repr_markdown_``, ``_repr_latex_`` and ``repr``;
+- stdout and stderr stream while the cell runs;
+- tracebacks name the cell (``File "<cell 3>", line 2``) and show its source
+  line, and leave out the runner's own frames.
+
+Everything leaves through one callback, ``emit(kind, payload_json)``, so the
+worker can forward it with ``postMessage`` without sharing Python objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import linecache
+import sys
+import traceback
+from typing import Any, Callable
+
+Emit = Callable[[str, str], Any]
+
+# Mime types the page knows how to render, most preferred first.
+MIME_ORDER = (
+    "text/vnd.graphviz",
+    "text/html",
+    "image/svg+xml",
+    "text/markdown",
+    "text/latex",
+    "text/plain",
+)
+REPR_METHODS = {
+    "text/html": "_repr_html_",
+    "image/svg+xml": "_repr_svg_",
+    "text/markdown": "_repr_markdown_",
+    "text/latex": "_repr_latex_",
+}
+
+
+class StreamWriter(io.TextIOBase):
+    """A text stream that forwards every write to ``emit("stream", ...)``."""
+
+    def __init__(self, emit: Emit, name: str) -> None:
+        super().__init__()
+        self._emit = emit
+        self.name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            self._emit("stream", json.dumps({"name": self.name, "text": text}))
+        return len(text)
+
+
+class NoInput(io.TextIOBase):
+    """Standard input in the page: there is none, and it says so."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int = -1) -> str:  # noqa: ARG002 - io signature
+        raise OSError("input() is not available in the page: set the value in the code instead")
+
+    read = readline
+
+
+def mime_bundle(obj: Any) -> dict[str, str]:
+    """Return ``{mime type: data}`` for ``obj``, always with ``text/plain``.
+
+    A broken ``_repr_*_`` method does not lose the output: it is skipped and
+    ``repr`` still shows. Raises nothing.
+    """
+    bundle: dict[str, str] = {}
+    method = getattr(obj, "_repr_mimebundle_", None)
+    if callable(method) and not isinstance(obj, type):
+        try:
+            data = method()
+            if isinstance(data, tuple):  # (data, metadata), as IPython allows
+                data = data[0]
+            if isinstance(data, dict):
+                bundle.update({k: v for k, v in data.items() if isinstance(v, str)})
+        except Exception:  # noqa: BLE001 - a display must never raise
+            pass
+    if not isinstance(obj, type):
+        for mime, name in REPR_METHODS.items():
+            if mime in bundle:
+                continue
+            method = getattr(obj, name, None)
+            if callable(method):
+                try:
+                    data = method()
+                except Exception:  # noqa: BLE001
+                    continue
+                if isinstance(data, tuple):
+                    data = data[0]
+                if isinstance(data, str):
+                    bundle[mime] = data
+    if "text/plain" not in bundle:
+        try:
+            bundle["text/plain"] = repr(obj)
+        except Exception as exc:  # noqa: BLE001
+            bundle["text/plain"] = f"<unprintable {type(obj).__name__}: {exc!r}>"
+    return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
+
+
+class CellRunner:
+    """Run cells in one namespace and report what they do through ``emit``.
+
+    Args:
+        emit: called as ``emit(kind, payload_json)`` with kind one of
+            ``"stream"`` (``{"name": "stdout"|"stderr", "text"}``),
+            ``"display"`` (``{"data": {mime: str}}``), ``"result"``
+            (``{"data": ..., "execution_count": n}``) and ``"error"``
+            (``{"ename", "evalue", "traceback": str}``).
+
+    >>> out = []
+    >>> runner = CellRunner(lambda kind, payload: out.append((kind, json.loads(payload))))
+    >>> runner.run("x = 20\\nprint('hi')\\nx + 1")["status"]
+    'ok'
+    >>> [kind for kind, _ in out]
+    ['stream', 'result']
+    >>> out[1][1]["data"]["text/plain"]
+    '21'
+    """
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.execution_count = 0
+        self.namespace: dict[str, Any] = {}
+        self.post_run_hooks: list[Callable[[dict[str, Any]], None]] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every name the cells defined (a fresh namespace)."""
+        self.namespace.clear()
+        self.namespace.update(
+            {"__name__": "__main__", "__builtins__": __builtins__, "display": self.display}
+        )
+
+    def display(self, *objs: Any) -> None:
+        """Show each object below the running cell, like IPython's ``display``."""
+        for obj in objs:
+            self.emit("display", json.dumps({"data": mime_bundle(obj)}))
+
+    def run(self, code: str, cell_name: str | None = None) -> dict[str, Any]:
+        """Execute ``code``; return ``{"status": "ok"|"error", "execution_count": n}``.
+
+        ``cell_name`` names the cell in tracebacks; it defaults to the
+        execution count (``<cell 3>``). An empty or blank cell runs and emits
+        nothing.
+        """
+        self.execution_count += 1
+        filename = f"<{cell_name or f'cell {self.execution_count}'}>"
+        # Register the source so tracebacks can print the offending line.
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        stdout, stderr = StreamWriter(self.emit, "stdout"), StreamWriter(self.emit, "stderr")
+        saved = sys.stdout, sys.stderr, sys.stdin
+        sys.stdout, sys.stderr, sys.stdin = stdout, stderr, NoInput()
+        status = "ok"
+        try:
+            try:
+                tree = ast.parse(code, filename=filename, mode="exec")
+            except SyntaxError as exc:
+                self._report_syntax_error(exc)
+                return {"status": "error", "execution_count": self.execution_count}
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            try:
+                exec(compile(tree, filename, "exec"), self.namespace)
+                if last is not None:
+                    value = eval(compile(last, filename, "eval"), self.namespace)
+                    if value is not None:
+                        self.namespace["_"] = value
+                        self.emit(
+                            "result",
+                            json.dumps(
+                                {"data": mime_bundle(value), "execution_count": self.execution_count}
+                            ),
+                        )
+            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit too
+                self._report_exception(exc)
+                status = "error"
+            for hook in self.post_run_hooks:
+                try:
+                    hook(self.namespace)
+                except Exception as exc:  # noqa: BLE001 - a hook must not break the cell
+                    stderr.write(f"[runtime] post-run hook failed: {exc!r}\n")
+        finally:
+            sys.stdout, sys.stderr, sys.stdin = saved
+        return {"status": status, "execution_count": self.execution_count}
+
+    def _report_syntax_error(self, exc: SyntaxError) -> None:
+        lines = traceback.format_exception_only(type(exc), exc)
+        self.emit(
+            "error",
+            json.dumps(
+                {"ename": type(exc).__name__, "evalue": str(exc.msg), "traceback": "".join(lines)}
+            ),
+        )
+
+    def _report_exception(self, exc: BaseException) -> None:
+        # Drop the runner's own frames: the learner's traceback starts in a cell.
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
+        if isinstance(exc, RecursionError):
+            limit = 30  # keep a runaway recursion's traceback readable
+        else:
+            limit = None
+        text = "".join(traceback.format_exception(type(exc), exc, tb, limit=limit))
+        self.emit(
+            "error",
+            json.dumps({"ename": type(exc).__name__, "evalue": str(exc), "traceback": text}),
+        )

@@ -1,0 +1,87 @@
+"""Serve a built site on 127.0.0.1 for learners, tests and benchmarks.
+
+``python -m pyodide_cells.serve build/html --port 8000``
+
+A thin layer over :mod:`http.server` that adds what the runtime wants from a
+static host:
+
+- ``Cross-Origin-Opener-Policy: same-origin`` and
+  ``Cross-Origin-Embedder-Policy: require-corp``: the page is cross-origin
+  isolated, so ``SharedArrayBuffer`` exists and a Stop button can interrupt
+  Python through Pyodide's interrupt buffer (hosts that cannot send headers
+  fall back to restarting the worker);
+- ``application/wasm`` for ``.wasm`` (streaming compilation needs it);
+- ``Cache-Control``: the Pyodide core and wheels are versioned by path and
+  cached for a day; pages revalidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import sys
+from pathlib import Path
+
+LONG_CACHE = ("/_static/pyodide/", "/_static/mathjax/", "/_static/viz/")
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".whl": "application/zip",
+        ".py": "text/plain; charset=utf-8",
+    }
+
+    def end_headers(self) -> None:
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        if self.path.startswith(LONG_CACHE):
+            self.send_header("Cache-Control", "public, max-age=86400")
+        else:
+            self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
+        if getattr(self.server, "quiet", False):
+            return
+        super().log_message(format, *args)
+
+
+def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False):
+    """Return a ThreadingHTTPServer serving ``root``; ``port=0`` picks a free port.
+
+    Raises FileNotFoundError if ``root`` has no index.html (the site is not built).
+    """
+    root = Path(root)
+    if not (root / "index.html").is_file():
+        raise FileNotFoundError(f"no built site at {root} (index.html missing); build it first")
+    handler = functools.partial(SiteHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server.quiet = quiet  # type: ignore[attr-defined]
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", nargs="?", default="build/html")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    server = make_server(args.root, args.port, args.host)
+    print(f"Serving {args.root} at http://{args.host}:{server.server_address[1]}/  (Ctrl+C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
