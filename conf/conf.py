@@ -55,3 +55,4 @@ html_permalinks_icon = "#"
 # --- The cell runtime (src/pyodide_cells) ----------------------------------
 pyodide_cells_node_modules = str(ROOT / "node_modules")
 pyodide_cells_project_root = str(ROOT)
+sd_card_legacy_separators = False

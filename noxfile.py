@@ -1,0 +1,89 @@
+"""Sessions for building, serving, testing and benchmarking the lab guide.
+
+    nox -s serve    build the site and serve it on http://127.0.0.1:8000
+    nox -s tests    every test: labs unit tests and doctests, page doctests,
+                    the docs build with -W, browser tests in headless Chromium
+    nox -s docs     build the site into build/html only
+    nox -s bench    benchmarks in headless Chromium (not part of the tests)
+
+Python packages come from pyproject.toml's dependency groups; JavaScript from
+package-lock.json through `npm ci`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+SITE = ROOT / "build" / "html"
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_venv = "yes"
+nox.options.default_venv_backend = "venv"
+
+
+def _npm_ci(session: nox.Session) -> None:
+    """Install the JS packages the site serves (Pyodide, CodeMirror, Graphviz, MathJax)."""
+    lock = ROOT / "package-lock.json"
+    stamp = ROOT / "node_modules" / ".package-lock.json"
+    if stamp.exists() and stamp.stat().st_mtime >= lock.stat().st_mtime and not os.environ.get("CI"):
+        session.log("node_modules is up to date with package-lock.json")
+        return
+    session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+
+
+def _install(session: nox.Session, group: str) -> None:
+    session.install(*nox.project.dependency_groups(PYPROJECT, group))
+    session.install("-e", ".", "--no-deps")
+
+
+def _build_docs(session: nox.Session, outdir: Path = SITE) -> None:
+    shutil.rmtree(outdir, ignore_errors=True)
+    session.run(
+        "sphinx-build", "-W", "-n", "--keep-going", "-q", "-b", "html",
+        "-c", "conf", "docs", str(outdir),
+    )
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the site into build/html (warnings are errors)."""
+    _npm_ci(session)
+    _install(session, "docs")
+    _build_docs(session)
+
+
+@nox.session
+def serve(session: nox.Session) -> None:
+    """Build the site and serve it on http://127.0.0.1:8000 (pass a port: nox -s serve -- 8001)."""
+    _npm_ci(session)
+    _install(session, "docs")
+    _build_docs(session)
+    port = session.posargs[0] if session.posargs else "8000"
+    session.run("python", "-m", "pyodide_cells.serve", str(SITE), "--port", port)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run every test: unit, doctests (modules and pages), docs build, browser tests."""
+    _npm_ci(session)
+    _install(session, "test")
+    _build_docs(session)
+    session.run(
+        "pytest", *session.posargs,
+        env={"LAB_SITE_DIR": str(SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
+    )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: first output vs the bare-Pyodide floor in headless Chromium, engines in CPython."""
+    _npm_ci(session)
+    _install(session, "bench")
+    _build_docs(session)
+    session.run("python", "-m", "benchmarks", "--site", str(SITE), *session.posargs)

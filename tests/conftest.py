@@ -1,0 +1,140 @@
+"""Shared fixtures: the built site, a local server for it, headless Chromium.
+
+Browser tests use the site that ``nox -s tests`` built (``LAB_SITE_DIR``); run
+alone, they build it once into a temporary folder. Every page a test opens is
+routed: a request to any host but 127.0.0.1 is aborted and recorded, and the
+test fails if there was one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+CHROMIUM = os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def build_site(outdir: Path, builder: str = "html", *extra: str) -> subprocess.CompletedProcess:
+    """Run sphinx-build like the docs session does; return the finished process."""
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "-n", "-q", "-b", builder, "-c", "conf", "docs", str(outdir), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory) -> Path:
+    given = os.environ.get("LAB_SITE_DIR")
+    if given:
+        path = Path(given)
+        assert (path / "index.html").is_file(), f"LAB_SITE_DIR={given} holds no built site"
+        return path
+    out = tmp_path_factory.mktemp("site")
+    proc = build_site(out)
+    assert proc.returncode == 0, f"docs build failed:\n{proc.stdout}\n{proc.stderr}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir) -> str:
+    from pyodide_cells.serve import make_server
+
+    server = make_server(site_dir, port=0, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (see README)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Recorder:
+    """What a page did that a test may assert on."""
+
+    def __init__(self) -> None:
+        self.foreign: list[str] = []
+        self.page_errors: list[str] = []
+        self.console_errors: list[str] = []
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    path = Path(os.environ.get("LAB_ARTIFACTS", ROOT / "test-artifacts"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _new_page(browser, recorder: Recorder, width: int, height: int):
+    context = browser.new_context(viewport={"width": width, "height": height})
+
+    def route(r):
+        url = r.request.url
+        parts = urlsplit(url)
+        if parts.scheme in {"data", "blob"} or parts.hostname in LOCAL_HOSTS:
+            r.continue_()
+        else:
+            recorder.foreign.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
+    page.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
+    return context, page
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def page(browser, recorder):
+    context, page = _new_page(browser, recorder, 1280, 900)
+    yield page
+    context.close()
+    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
+    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+
+
+@pytest.fixture
+def phone_page(browser, recorder):
+    context, page = _new_page(browser, recorder, 390, 844)
+    yield page
+    context.close()
+    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
+    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"

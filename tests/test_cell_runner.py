@@ -1,0 +1,170 @@
+"""The cell runner (src/pyodide_cells/python/runner.py) in CPython.
+
+The same file runs in Pyodide's worker; here it is loaded by path and driven
+through its ``emit`` callback, exactly as worker.js drives it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).resolve().parent.parent / "src" / "pyodide_cells" / "python" / "runner.py"
+
+
+@pytest.fixture(scope="module")
+def runner_module():
+    spec = importlib.util.spec_from_file_location("pyodide_cells_runner", RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def run(runner_module):
+    """Return run(code) -> (status, [(kind, payload)]) on one shared runner."""
+    events: list[tuple[str, dict]] = []
+    runner = runner_module.CellRunner(lambda kind, payload: events.append((kind, json.loads(payload))))
+
+    def _run(code: str):
+        events.clear()
+        status = runner.run(code)
+        return status, list(events)
+
+    _run.runner = runner
+    return _run
+
+
+def stdout_of(events) -> str:
+    return "".join(p["text"] for k, p in events if k == "stream" and p["name"] == "stdout")
+
+
+def test_last_expression_is_displayed_and_bound_to_underscore(run):
+    status, events = run("a = 6\na * 7")
+    assert status == {"status": "ok", "execution_count": 1}
+    assert events == [("result", {"data": {"text/plain": "42"}, "execution_count": 1})]
+    status, events = run("_ + 1")
+    assert events[0][1]["data"]["text/plain"] == "43"
+
+
+def test_none_and_statements_show_nothing(run):
+    assert run("x = 1")[1] == []
+    assert run("None")[1] == []
+    assert run("print")[1][0][1]["data"]["text/plain"] == "<built-in function print>"
+
+
+def test_cells_share_one_namespace(run):
+    run("def f(n):\n    return n * 2")
+    assert run("f(21)")[1][0][1]["data"]["text/plain"] == "42"
+
+
+def test_stdout_and_stderr_stream_in_order(run):
+    _, events = run("import sys\nprint('a')\nprint('b', file=sys.stderr)\nprint('c', end='')")
+    assert [(k, p["name"], p["text"]) for k, p in events] == [
+        ("stream", "stdout", "a"),
+        ("stream", "stdout", "\n"),
+        ("stream", "stderr", "b"),
+        ("stream", "stderr", "\n"),
+        ("stream", "stdout", "c"),
+    ]
+
+
+def test_rich_reprs_are_offered_with_plain_text(run):
+    code = (
+        "class Box:\n"
+        "    def _repr_html_(self): return '<b>box</b>'\n"
+        "    def _repr_svg_(self): return '<svg></svg>'\n"
+        "    def __repr__(self): return 'Box()'\n"
+        "Box()"
+    )
+    data = run(code)[1][0][1]["data"]
+    assert data == {"text/html": "<b>box</b>", "image/svg+xml": "<svg></svg>", "text/plain": "Box()"}
+    # Mime order: what the page prefers first.
+    assert list(data) == ["text/html", "image/svg+xml", "text/plain"]
+
+
+def test_a_broken_repr_method_falls_back_to_repr(run):
+    data = run("class B:\n    def _repr_html_(self): raise ValueError\nB()")[1][0][1]["data"]
+    assert list(data) == ["text/plain"] and data["text/plain"].startswith("<__main__.B object")
+
+
+def test_a_class_is_not_asked_for_its_rich_repr(run):
+    data = run("class C:\n    def _repr_html_(self): return 'x'\nC")[1][0][1]["data"]
+    assert data == {"text/plain": "<class '__main__.C'>"}
+
+
+def test_traceback_names_the_cell_and_line_and_hides_the_runner(run):
+    status, events = run("x = 1\ny = 2\n1 / 0")
+    assert status["status"] == "error"
+    (kind, err), = events
+    assert kind == "error" and err["ename"] == "ZeroDivisionError"
+    assert 'File "<cell 1>", line 3' in err["traceback"]
+    assert "1 / 0" in err["traceback"]
+    assert "runner.py" not in err["traceback"]
+
+
+def test_traceback_through_functions_of_earlier_cells(run):
+    run("def g():\n    return undefined_name")
+    _, events = run("g()")
+    tb = events[0][1]["traceback"]
+    assert 'File "<cell 2>", line 1' in tb and 'File "<cell 1>", line 2, in g' in tb
+    assert "NameError: name 'undefined_name' is not defined" in tb
+
+
+def test_syntax_error_shows_the_line(run):
+    status, events = run("x = 1\nif x\n    pass")
+    assert status["status"] == "error"
+    err = events[0][1]
+    assert err["ename"] == "SyntaxError"
+    assert 'File "<cell 1>", line 2' in err["traceback"] and "if x" in err["traceback"]
+
+
+def test_the_next_run_works_after_an_error(run):
+    run("raise RuntimeError('boom')")
+    status, events = run("40 + 2")
+    assert status["status"] == "ok" and events[0][1]["data"]["text/plain"] == "42"
+
+
+def test_an_empty_cell_runs_and_shows_nothing(run):
+    assert run("") == ({"status": "ok", "execution_count": 1}, [])
+    assert run("   \n\n# only a comment\n")[1] == []
+
+
+def test_input_says_it_is_not_available(run):
+    _, events = run("input('name? ')")
+    assert events[-1][1]["ename"] == "OSError"
+    assert "input() is not available in the page" in events[-1][1]["evalue"]
+
+
+def test_system_exit_is_reported_not_raised(run):
+    status, events = run("raise SystemExit(3)")
+    assert status["status"] == "error" and events[0][1]["ename"] == "SystemExit"
+
+
+def test_recursion_error_is_reported_and_the_runner_survives(run):
+    status, events = run("def f(n):\n    return f(n + 1)\nf(0)")
+    assert status["status"] == "error" and events[0][1]["ename"] == "RecursionError"
+    assert events[0][1]["traceback"].count("\n") < 200  # shortened, still readable
+    assert run("1 + 1")[1][0][1]["data"]["text/plain"] == "2"
+
+
+def test_display_shows_each_object(run):
+    _, events = run("display(1, 'two')")
+    assert [p["data"]["text/plain"] for _, p in events] == ["1", "'two'"]
+
+
+def test_reset_forgets_names(run):
+    run("secret = 1")
+    run.runner.reset()
+    _, events = run("secret")
+    assert events[0][1]["ename"] == "NameError"
+    assert run("display")[1][0][1]["data"]["text/plain"].startswith("<bound method CellRunner.display")
+
+
+def test_stdout_is_restored_after_a_cell(run, capsys):
+    run("print('inside')")
+    print("outside")
+    assert capsys.readouterr().out == "outside\n"

@@ -1,0 +1,114 @@
+"""The built site: self-hosted runtime, per-page wiring, no other origin."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import build_site
+
+
+class Resources(HTMLParser):
+    """Collect the URLs a page loads by itself (scripts, styles, images, frames...)."""
+
+    LOADING = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
+               ("source", "src"), ("video", "src"), ("audio", "src"), ("embed", "src"), ("object", "data")}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.inline_scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for t, a in self.LOADING:
+            if tag == t and attrs.get(a) and not (tag == "link" and attrs.get("rel") in {"index", "search", "next", "prev"}):
+                self.urls.append(attrs[a])
+        self._in_script = tag == "script" and "src" not in attrs
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.inline_scripts.append(data)
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+
+def resources(path: Path) -> Resources:
+    parser = Resources()
+    parser.feed(path.read_text())
+    return parser
+
+
+def test_no_page_loads_anything_from_another_origin(site_dir):
+    pages = list(site_dir.rglob("*.html"))
+    assert len(pages) >= 3
+    for page in pages:
+        for url in resources(page).urls:
+            assert not re.match(r"^(?:[a-z]+:)?//", url, re.I), f"{page.name} loads {url}"
+    for css in site_dir.rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(errors="replace")):
+            assert not re.match(r"^(?:https?:)?//", url), f"{css.name} loads {url}"
+
+
+def test_mathjax_is_self_hosted(site_dir):
+    urls = resources(site_dir / "micrograd.html").urls
+    mathjax = [u for u in urls if "mathjax" in u]
+    assert mathjax and mathjax[0].startswith("_static/mathjax/tex-chtml.js")
+    assert (site_dir / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 1_000_000
+    # MathJax finds its fonts relative to itself: they must be in the site.
+    assert list((site_dir / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+
+
+def test_pyodide_core_is_the_pinned_version(site_dir):
+    core = site_dir / "_static" / "pyodide"
+    sizes = {name: (core / name).stat().st_size for name in
+             ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")}
+    assert sizes["pyodide.asm.wasm"] > 5_000_000
+    lock = json.loads((core / "pyodide-lock.json").read_text())
+    assert lock["info"]["version"] == "0.26.2" and lock["info"]["python"].startswith("3.12")
+
+
+def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
+    lab = resources(site_dir / "micrograd.html")
+    assert any(u.startswith("_static/pyodide_cells/cells.js") for u in lab.urls)
+    config = next(s for s in lab.inline_scripts if "PYODIDE_CELLS_CONFIG" in s)
+    wheel = json.loads(config.split("=", 1)[1].strip().rstrip(";"))["wheel"]
+    assert re.fullmatch(r"wheels/ai_systems_labs-[\d.]+-py3-none-any\.whl", wheel)
+    landing = resources(site_dir / "index.html")
+    assert not any("pyodide_cells" in u for u in landing.urls)
+
+
+def test_the_labs_wheel_holds_labs_only(site_dir):
+    (wheel,) = (site_dir / "_static" / "wheels").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "labs/__init__.py" in names and "labs/autograd.py" in names
+    assert not [n for n in names if n.startswith("pyodide_cells")]
+
+
+def test_doctest_blocks_render_without_the_trailing_blank_line(site_dir):
+    html = (site_dir / "micrograd.html").read_text()
+    blocks = re.findall(r'<div class="doctest-block[^"]*"><div class="highlight"><pre>(.*?)</pre>', html, re.S)
+    assert len(blocks) == 4
+    assert all(not b.endswith("\n\n") for b in blocks)
+
+
+def test_build_time_outputs_are_baked_in(site_dir):
+    html = (site_dir / "micrograd.html").read_text()
+    assert "Value(data=0.7071, grad=1.0000)" in html
+    assert "x1  data = +2.00000000   grad = -1.50000000" in html
+
+
+@pytest.mark.parametrize("builder", ["text"])
+def test_non_html_builders_get_no_javascript(tmp_path, builder):
+    proc = build_site(tmp_path, builder)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "_static").exists()
+    text = (tmp_path / "micrograd.txt").read_text()
+    assert "o = n.tanh()" in text and "pyodide_cells" not in text
