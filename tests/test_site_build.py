@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site
+from tests.conftest import build_site
 
 
 class Resources(HTMLParser):

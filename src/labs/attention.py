@@ -1,0 +1,623 @@
+"""Online softmax and a tiled FlashAttention forward pass, in pure Python.
+
+Lab 2. The online softmax of Milakov & Gimelshein, "Online normalizer
+calculation for softmax" (2018, arXiv:1805.02867, Algorithm 3; the merge
+operator of section 3.1) keeps a running max ``m`` and a running normalizer
+``d`` in one pass, and rescales ``d`` by the rescaling factor
+alpha = exp(m_prev - m_curr) <= 1 whenever the running max grows. FlashAttention
+(Dao et al., 2022, Algorithm 1; Dao, FlashAttention-2, 2023, Algorithm 1)
+applies the same rescaling to an output accumulator tile by tile, so the
+N_q x N_k score matrix never exists in memory.
+
+Everything is float64 on plain lists (standard library only, so it runs in
+Pyodide). ``softmax_naive`` is here to fail: exp overflows past
+ln(DBL_MAX) = 709.782712893384. The ``*_float32`` functions replay the same
+story in emulated float32, where exp overflows past 88.72283905206835.
+
+Conventions: a logit may be any float or -inf (a masked entry), never NaN or
++inf. A row whose logits are all -inf (or an empty row) has probabilities 0.0
+and logsumexp -inf, never NaN (as FlashAttention's reference and PyTorch's
+``_safe_softmax`` do).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+NEG_INF = -math.inf
+FLOAT64_EXP_MAX = 709.782712893384  # ln(DBL_MAX)
+FLOAT32_EXP_MAX = 88.72283905206835  # ln(FLT_MAX)
+
+
+def _as_float(x, where: str, allow_neg_inf: bool) -> float:
+    """One validated entry: a real number, never NaN or +inf (nor -inf unless allowed)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"{where} = {x!r} is a {type(x).__name__}; expected a float")
+    x = float(x)
+    if math.isnan(x):
+        raise ValueError(f"{where} is NaN; expected a finite float"
+                         + (" or -inf" if allow_neg_inf else ""))
+    if x == math.inf or (x == NEG_INF and not allow_neg_inf):
+        raise ValueError(f"{where} is {x:+}; expected a finite float"
+                         + (" or -inf (a +inf logit has no float softmax)" if allow_neg_inf else ""))
+    return x
+
+
+def _rows_of(x, name: str, what: str):
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise TypeError(f"{name} must be {what}, got {type(x).__name__}")
+    return x
+
+
+def _as_logits(logits, name: str = "logits") -> list[float]:
+    """Validate a row of logits (floats or -inf) and return it as a list of floats."""
+    row = _rows_of(logits, name, "a sequence of floats")
+    return [_as_float(x, f"{name}[{i}]", True) for i, x in enumerate(row)]
+
+
+def rescaling_factor(m_prev: float, m_curr: float) -> float:
+    """Rescaling factor alpha = exp(m_prev - m_curr), guarded so it is never NaN.
+
+    Args:
+        m_prev: running max before the step (float or -inf).
+        m_curr: running max after the step, ``m_curr >= m_prev``.
+
+    Returns:
+        alpha in [0, 1]. When both maxima are -inf, exp(-inf - -inf) would be
+        exp(NaN); alpha is defined as 1.0 then (nothing seen, nothing to rescale).
+
+    Raises:
+        ValueError: if ``m_curr < m_prev`` (a running max never decreases), or
+            either is NaN or +inf.
+
+    Source: Milakov & Gimelshein (2018), Algorithm 3.
+
+    >>> rescaling_factor(3.0, 1000.0), rescaling_factor(-math.inf, -math.inf)
+    (0.0, 1.0)
+    """
+    m_prev, m_curr = _as_float(m_prev, "m_prev", True), _as_float(m_curr, "m_curr", True)
+    if m_curr < m_prev:
+        raise ValueError(f"m_curr = {m_curr!r} < m_prev = {m_prev!r}; expected a running max")
+    if m_curr == NEG_INF:  # both -inf
+        return 1.0
+    return math.exp(m_prev - m_curr)  # exp(-inf) == 0.0 when m_prev is -inf
+
+
+def softmax_naive(logits) -> list[float]:
+    """Textbook softmax exp(x_i) / sum_j exp(x_j): the version that fails.
+
+    Args:
+        logits: (N,) floats, dimensionless.
+
+    Returns:
+        (N,) probabilities.
+
+    Raises:
+        OverflowError: if some logit exceeds ln(DBL_MAX) = 709.782712893384
+            (``math.exp`` overflows) or the sum of exponentials overflows. This
+            is the point of the lab: compare ``softmax``.
+        ZeroDivisionError: if every exp underflows to 0.0 (e.g. all logits
+            below -745), or the row is empty.
+        ValueError, TypeError: NaN / +inf / non-float logits.
+
+    Source: Milakov & Gimelshein (2018), Algorithm 1.
+
+    >>> softmax_naive([0.0, 0.0])
+    [0.5, 0.5]
+    >>> softmax_naive([1000.0, 1000.0])
+    Traceback (most recent call last):
+    OverflowError: exp(1000.0) overflows float64 (logit > 709.782712893384); use softmax()
+    """
+    row = _as_logits(logits)
+    exps = []
+    for x in row:
+        try:
+            exps.append(math.exp(x))
+        except OverflowError:
+            raise OverflowError(f"exp({x!r}) overflows float64 (logit > {FLOAT64_EXP_MAX}); "
+                                "use softmax()") from None
+    total = sum(exps)
+    if total == math.inf:
+        raise OverflowError("sum of exp(logits) overflows float64; use softmax()")
+    if total == 0.0:
+        raise ZeroDivisionError("sum of exp(logits) is 0.0 (underflow or empty row); use softmax()")
+    return [e / total for e in exps]
+
+
+def logsumexp(logits) -> float:
+    """log(sum_i exp(x_i)), computed safely as m + log(sum_i exp(x_i - m)), m = max.
+
+    Args:
+        logits: (N,) floats or -inf.
+
+    Returns:
+        A float; -inf for an empty row or a row of all -inf.
+
+    Raises:
+        ValueError, TypeError: NaN / +inf / non-float logits.
+
+    >>> logsumexp([1000.0, 1000.0])
+    1000.6931471805599
+    >>> logsumexp([])
+    -inf
+    """
+    row = _as_logits(logits)
+    m = max(row, default=NEG_INF)
+    if m == NEG_INF:
+        return NEG_INF
+    return m + math.log(sum(math.exp(x - m) for x in row))
+
+
+def softmax(logits) -> list[float]:
+    """Safe (two-pass) softmax: subtract the max, then exp and normalize.
+
+    Args:
+        logits: (N,) floats or -inf.
+
+    Returns:
+        (N,) probabilities; all 0.0 for a row of all -inf; [] for an empty row.
+
+    Raises:
+        ValueError, TypeError: NaN / +inf / non-float logits.
+
+    Source: Milakov & Gimelshein (2018), Algorithm 2.
+
+    >>> softmax([1000.0, -1000.0]), softmax([-math.inf, 0.0, 0.0])
+    ([1.0, 0.0], [0.0, 0.5, 0.5])
+    """
+    row = _as_logits(logits)
+    m = max(row, default=NEG_INF)
+    if m == NEG_INF:
+        return [0.0] * len(row)
+    exps = [math.exp(x - m) for x in row]
+    total = sum(exps)  # >= 1.0: the max contributes exp(0)
+    return [e / total for e in exps]
+
+
+class OnlineSoftmaxStep(NamedTuple):
+    """State after one step: running max ``m``, running normalizer ``d``, and
+    the rescaling factor ``alpha`` = exp(m_prev - m) applied to the old ``d``.
+
+    >>> online_softmax([0.0, 0.0]).steps[-1]
+    OnlineSoftmaxStep(m=0.0, d=2.0, alpha=1.0)
+    """
+
+    m: float
+    d: float
+    alpha: float
+
+
+@dataclass(frozen=True)
+class SoftmaxState:
+    """Streaming softmax state (m, d): running max and running normalizer.
+
+    ``d`` = sum_i exp(x_i - m) over the logits seen so far. The identity state
+    (nothing seen) is ``SoftmaxState()`` = (m=-inf, d=0.0). States are
+    immutable; ``update`` and ``merge`` return new ones.
+
+    Raises:
+        ValueError: m NaN or +inf; d negative or not finite; d == 0 with a
+            finite m, or d != 0 with m == -inf.
+
+    Source: Milakov & Gimelshein (2018), Algorithm 3 and section 3.1.
+
+    >>> s = SoftmaxState().update([1.0, 2.0]).update([3.0, 4.0]).update([5.0])
+    >>> round(s.logsumexp, 12)
+    5.451914395938
+    """
+
+    m: float = NEG_INF
+    d: float = 0.0
+
+    def __post_init__(self):
+        for name in ("m", "d"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"SoftmaxState.{name} = {v!r}; expected a float")
+            object.__setattr__(self, name, float(v))
+        if math.isnan(self.m) or self.m == math.inf:
+            raise ValueError(f"SoftmaxState.m = {self.m!r}; expected a finite float or -inf")
+        if not (math.isfinite(self.d) and self.d >= 0.0):
+            raise ValueError(f"SoftmaxState.d = {self.d!r}; expected a finite float >= 0")
+        if (self.m == NEG_INF) != (self.d == 0.0):
+            raise ValueError(f"SoftmaxState(m={self.m!r}, d={self.d!r}): d must be 0.0 "
+                             "exactly when m is -inf")
+
+    def merge(self, other: SoftmaxState) -> SoftmaxState:
+        """Combine two partial states: (m_a, d_a) (+) (m_b, d_b) =
+        (M, d_a exp(m_a - M) + d_b exp(m_b - M)), M = max(m_a, m_b).
+
+        Associative and commutative, with identity ``SoftmaxState()``; this is
+        what lets blocks of a row be reduced in any grouping.
+
+        Args:
+            other: a SoftmaxState.
+
+        Returns:
+            A new SoftmaxState.
+
+        Raises:
+            TypeError: if ``other`` is not a SoftmaxState.
+
+        Source: Milakov & Gimelshein (2018), section 3.1, the (+) operator.
+
+        >>> SoftmaxState(2.0, 1.3678794411714423).merge(SoftmaxState(5.0, 1.5032147244080551))
+        SoftmaxState(m=5.0, d=1.5713174316646532)
+        """
+        if not isinstance(other, SoftmaxState):
+            raise TypeError(f"merge() expects a SoftmaxState, got {type(other).__name__}")
+        big = max(self.m, other.m)
+        d = (self.d * rescaling_factor(self.m, big)
+             + other.d * rescaling_factor(other.m, big))
+        return SoftmaxState(big, d)
+
+    def update(self, block) -> SoftmaxState:
+        """Fold a block of logits (any size, even 0) into the state.
+
+        The block is reduced to its own state (block max, sum of exp(x - block
+        max)) and merged, as FlashAttention does with one tile of a row.
+
+        Args:
+            block: (B,) floats or -inf.
+
+        Returns:
+            A new SoftmaxState.
+
+        Raises:
+            ValueError, TypeError: NaN / +inf / non-float logits.
+
+        >>> SoftmaxState().update([0.0, 0.0])
+        SoftmaxState(m=0.0, d=2.0)
+        """
+        row = _as_logits(block, "block")
+        mb = max(row, default=NEG_INF)
+        if mb == NEG_INF:  # empty or fully masked block: the identity
+            return self
+        return self.merge(SoftmaxState(mb, sum(math.exp(x - mb) for x in row)))
+
+    @property
+    def logsumexp(self) -> float:
+        """log(sum exp(x)) of everything seen: m + log(d), or -inf if nothing.
+
+        >>> SoftmaxState(0.0, 1.0).logsumexp, SoftmaxState().logsumexp
+        (0.0, -inf)
+        """
+        return self.m + math.log(self.d) if self.d > 0.0 else NEG_INF
+
+    def probs(self, logits) -> list[float]:
+        """Second pass: exp(x_i - m) / d for each logit of the row.
+
+        Args:
+            logits: (N,) the same logits the state was built from.
+
+        Returns:
+            (N,) probabilities; all 0.0 if the state is the identity.
+
+        Raises:
+            ValueError, TypeError: NaN / +inf / non-float logits.
+
+        >>> SoftmaxState().update([0.0, 0.0]).probs([0.0, 0.0])
+        [0.5, 0.5]
+        """
+        row = _as_logits(logits)
+        if self.d == 0.0:
+            return [0.0] * len(row)
+        return [math.exp(x - self.m) / self.d for x in row]
+
+
+@dataclass(frozen=True)
+class OnlineSoftmaxResult:
+    """Output of ``online_softmax``: ``probs`` (N,), ``logsumexp`` (a float),
+    and ``steps``: one OnlineSoftmaxStep per logit (or per block).
+
+    >>> r = online_softmax([])
+    >>> r.probs, r.logsumexp, r.steps
+    ([], -inf, [])
+    """
+
+    probs: list[float]
+    logsumexp: float
+    steps: list[OnlineSoftmaxStep]
+
+
+def _block_bounds(n: int, block_sizes) -> list[tuple[int, int]]:
+    if block_sizes is None:
+        return [(i, i + 1) for i in range(n)]
+    bounds, start = [], 0
+    for i, b in enumerate(block_sizes):
+        if isinstance(b, bool) or not isinstance(b, int):
+            raise TypeError(f"block_sizes[{i}] = {b!r}; expected an int >= 1")
+        if b < 1:
+            raise ValueError(f"block_sizes[{i}] = {b}; expected an int >= 1")
+        bounds.append((start, start + b))
+        start += b
+    if start != n:
+        raise ValueError(f"block_sizes sum to {start}; expected the number of logits, {n}")
+    return bounds
+
+
+def online_softmax(logits, block_sizes=None) -> OnlineSoftmaxResult:
+    """Softmax with the normalizer computed in one pass (running max m, running
+    normalizer d, rescaling factor alpha = exp(m_prev - m) <= 1 at each step).
+
+    Per step j: m_j = max(m_{j-1}, x_j); d_j = d_{j-1} alpha_j + exp(x_j - m_j).
+    A second pass gives the probabilities exp(x_i - m_N) / d_N.
+
+    Args:
+        logits: (N,) floats or -inf.
+        block_sizes: optional ints >= 1 summing to N; then the logits are taken
+            a block at a time (``SoftmaxState.update``), one step per block.
+
+    Returns:
+        OnlineSoftmaxResult(probs (N,), logsumexp, steps (N,) or (n_blocks,)).
+        The first step's alpha is 0.0 (m_prev = -inf; it rescales d = 0).
+
+    Raises:
+        ValueError, TypeError: NaN / +inf / non-float logits; bad block sizes.
+
+    Source: Milakov & Gimelshein (2018), Algorithm 3.
+
+    >>> r = online_softmax([-1000.0, -1000.0])
+    >>> r.probs, r.logsumexp
+    ([0.5, 0.5], -999.3068528194401)
+    >>> [s.alpha for s in online_softmax([3.0, 1000.0, 999.0]).steps]
+    [0.0, 0.0, 1.0]
+    """
+    row = _as_logits(logits)
+    state, steps = SoftmaxState(), []
+    for lo, hi in _block_bounds(len(row), block_sizes):
+        new = state.update(row[lo:hi])
+        steps.append(OnlineSoftmaxStep(new.m, new.d, rescaling_factor(state.m, new.m)))
+        state = new
+    return OnlineSoftmaxResult(state.probs(row), state.logsumexp, steps)
+
+
+# --------------------------------------------------------------------------- attention
+
+def _as_matrix(x, name: str) -> list[list[float]]:
+    rows = []
+    for i, r in enumerate(_rows_of(x, name, "a list of rows (lists of floats)")):
+        row = [_as_float(v, f"{name}[{i}][{j}]", False)
+               for j, v in enumerate(_rows_of(r, f"{name}[{i}]", "a list of floats"))]
+        if rows and len(row) != len(rows[0]):
+            raise ValueError(f"{name} is ragged: row {i} has {len(row)} entries, "
+                             f"expected {len(rows[0])} like row 0")
+        if not row:
+            raise ValueError(f"{name}[{i}] is empty; expected a head dimension >= 1")
+        rows.append(row)
+    return rows
+
+
+def _check_inputs(q, k, v, causal, scale):
+    q, k, v = _as_matrix(q, "q"), _as_matrix(k, "k"), _as_matrix(v, "v")
+    if not k:
+        raise ValueError("k has no rows; expected N_k >= 1 keys")
+    if q and len(q[0]) != len(k[0]):
+        raise ValueError(f"head dimension mismatch: q rows have d = {len(q[0])}, "
+                         f"k rows have d = {len(k[0])}; expected equal")
+    if len(v) != len(k):
+        raise ValueError(f"v has {len(v)} rows, k has {len(k)}; expected one value per key")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal = {causal!r}; expected True or False")
+    if scale is None:
+        scale = 1.0 / math.sqrt(len(k[0]))
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise TypeError(f"scale = {scale!r}; expected a finite float or None")
+    return q, k, v, float(scale)
+
+
+def attention(q, k, v, causal: bool = False, scale=None) -> list[list[float]]:
+    """Reference attention softmax(scale * q k^T [+ causal mask]) v, materializing
+    the full (N_q, N_k) score matrix.
+
+    Args:
+        q: (N_q, d) queries. k: (N_k, d) keys, N_k >= 1. v: (N_k, d_v) values.
+        causal: mask so query i attends key j iff j <= i + N_k - N_q
+            (bottom-right aligned, as FlashAttention >= 2.1 does for N_q != N_k).
+        scale: score multiplier; default 1 / sqrt(d).
+
+    Returns:
+        O: (N_q, d_v). A query with every key masked (causal, N_q > N_k) gets
+        a row of zeros.
+
+    Raises:
+        TypeError: non-list / non-float inputs, bad ``causal`` or ``scale``.
+        ValueError: ragged rows, NaN/inf entries, mismatched d or N_k, no keys.
+
+    Source: Vaswani et al. (2017), eq. 1; mask as in flash-attention's
+    ``attention_ref``.
+
+    >>> attention([[1.0]], [[0.0], [0.0]], [[1.0, 2.0], [3.0, 4.0]])
+    [[2.0, 3.0]]
+    """
+    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    n_q, n_k, d_v = len(q), len(k), len(v[0])
+    out = []
+    for i, qi in enumerate(q):
+        scores = [scale * sum(a * b for a, b in zip(qi, kj)) for kj in k]  # (N_k,)
+        if causal:
+            for j in range(max(0, i + n_k - n_q + 1), n_k):
+                scores[j] = NEG_INF
+        p = softmax(scores)  # (N_k,)
+        out.append([sum(p[j] * v[j][c] for j in range(n_k)) for c in range(d_v)])
+    return out
+
+
+def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, scale=None):
+    """Tiled attention forward pass with online softmax (FlashAttention).
+
+    Rows are taken block_q at a time, keys block_k at a time; only one
+    (block_q, block_k) score tile exists at once. Per row, the running max m,
+    running normalizer l and unnormalized output acc are rescaled by
+    alpha = exp(m_prev - m_new) when a tile raises the max; acc / l at the end.
+
+    Args:
+        q: (N_q, d), k: (N_k, d), v: (N_k, d_v): as for ``attention``.
+        block_q, block_k: tile sizes in rows / keys, ints >= 1 (need not
+            divide N_q, N_k: the last tile is smaller).
+        causal: bottom-right aligned causal mask, query i attends key j iff
+            j <= i + N_k - N_q (FlashAttention >= 2.1). Tiles entirely masked
+            are skipped.
+        scale: score multiplier; default 1 / sqrt(d).
+
+    Returns:
+        (O, L): O (N_q, d_v) output; L (N_q,) logsumexp of each row's scaled,
+        masked scores. A row with every key masked has O = zeros, L = -inf.
+
+    Raises:
+        TypeError: non-int block sizes, plus everything ``attention`` raises.
+        ValueError: block sizes < 1, plus everything ``attention`` raises.
+
+    Source: Dao et al. (2022), Algorithm 1; Dao (2023), FlashAttention-2, Algorithm 1.
+
+    >>> q = k = v = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    >>> o, L = flash_attention(q, k, v, block_q=2, block_k=2, causal=True)
+    >>> o[0], L[0]
+    ([1.0, 0.0], 0.7071067811865475)
+    """
+    for name, b in (("block_q", block_q), ("block_k", block_k)):
+        if isinstance(b, bool) or not isinstance(b, int):
+            raise TypeError(f"{name} = {b!r} is a {type(b).__name__}; expected an int >= 1")
+        if b < 1:
+            raise ValueError(f"{name} = {b}; expected an int >= 1")
+    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    n_q, n_k, d_v = len(q), len(k), len(v[0])
+    offset = n_k - n_q  # bottom-right alignment: query i sees keys j <= i + offset
+    out, lse = [], []
+    for r0 in range(0, n_q, block_q):
+        rows = range(r0, min(r0 + block_q, n_q))
+        m = [NEG_INF] * len(rows)  # (block_q,) running max
+        l = [0.0] * len(rows)  # (block_q,) running normalizer
+        acc = [[0.0] * d_v for _ in rows]  # (block_q, d_v) unnormalized output
+        for c0 in range(0, n_k, block_k):
+            cols = range(c0, min(c0 + block_k, n_k))
+            if causal and c0 > rows[-1] + offset:
+                break  # this tile and all later ones are fully masked
+            tile = [[scale * sum(a * b for a, b in zip(q[i], k[j]))
+                     if not causal or j <= i + offset else NEG_INF
+                     for j in cols] for i in rows]  # (block_q, block_k) scores
+            for t, s_row in enumerate(tile):
+                m_new = max(m[t], max(s_row))
+                if m_new == NEG_INF:
+                    continue  # nothing visible yet in this row
+                alpha = rescaling_factor(m[t], m_new)
+                p = [math.exp(s - m_new) for s in s_row]  # (block_k,), masked -> 0.0
+                l[t] = l[t] * alpha + sum(p)
+                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))
+                          for c, a in enumerate(acc[t])]
+                m[t] = m_new
+        for t in range(len(rows)):
+            if l[t] == 0.0:  # every key masked
+                out.append([0.0] * d_v)
+                lse.append(NEG_INF)
+            else:
+                out.append([a / l[t] for a in acc[t]])
+                lse.append(m[t] + math.log(l[t]))
+    return out, lse
+
+
+# --------------------------------------------------------------------------- float32 demo
+
+class Float32Overflow(OverflowError):
+    """exp overflowed to inf in emulated float32 (the next step would be inf/inf = NaN).
+
+    >>> issubclass(Float32Overflow, OverflowError)
+    True
+    """
+
+
+def to_float32(x: float) -> float:
+    """Round a float64 to the nearest float32 (struct 'f' round trip).
+
+    Values beyond the float32 range round to +-inf, as IEEE 754 does.
+
+    >>> to_float32(0.1), to_float32(1e39)
+    (0.10000000149011612, inf)
+    """
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:  # some CPython versions raise instead of rounding to inf
+        return math.copysign(math.inf, x)
+
+
+def _exp32(x: float) -> float:
+    try:
+        return to_float32(math.exp(x))
+    except OverflowError:
+        return math.inf
+
+
+def softmax_naive_float32(logits) -> list[float]:
+    """Textbook softmax in emulated float32 (every operation rounded to float32).
+
+    Args:
+        logits: (N,) floats, rounded to float32 first.
+
+    Returns:
+        (N,) float32-valued probabilities.
+
+    Raises:
+        Float32Overflow: if some logit exceeds 88.72283905206835 = ln(FLT_MAX),
+            so exp is inf in float32 and the division would give NaN. (We raise
+            rather than return NaN.)
+        ZeroDivisionError: if every exp underflows to 0.0.
+        ValueError, TypeError: NaN / +inf / non-float logits.
+
+    >>> softmax_naive_float32([88.0, 88.0])
+    [0.5, 0.5]
+    >>> softmax_naive_float32([89.0, 0.0])
+    Traceback (most recent call last):
+    labs.attention.Float32Overflow: float32 exp(89.0) = inf (logit > 88.72283905206835); ...
+    """
+    row = [to_float32(x) for x in _as_logits(logits)]
+    exps = []
+    for x in row:
+        e = _exp32(x)
+        if e == math.inf:
+            raise Float32Overflow(f"float32 exp({x!r}) = inf (logit > {FLOAT32_EXP_MAX}); "
+                                  "inf / inf would be NaN")
+        exps.append(e)
+    total = 0.0
+    for e in exps:
+        total = to_float32(total + e)
+    if total == math.inf:
+        raise Float32Overflow("float32 sum of exp(logits) = inf; inf / inf would be NaN")
+    if total == 0.0:
+        raise ZeroDivisionError("float32 sum of exp(logits) underflowed to 0.0")
+    return [to_float32(e / total) for e in exps]
+
+
+def online_softmax_float32(logits) -> OnlineSoftmaxResult:
+    """``online_softmax`` in emulated float32: every operation rounded to float32.
+
+    Stays finite for any float32 logits, since every exp argument is <= 0.
+
+    Args:
+        logits: (N,) floats or -inf, rounded to float32 first.
+
+    Returns:
+        OnlineSoftmaxResult with float32-valued probs, logsumexp and steps.
+
+    Raises:
+        ValueError, TypeError: NaN / +inf / non-float logits.
+
+    >>> online_softmax_float32([1000.0, 1000.0]).probs
+    [0.5, 0.5]
+    """
+    row = [to_float32(x) for x in _as_logits(logits)]
+    m, d, steps = NEG_INF, 0.0, []
+    for x in row:
+        m_new = max(m, x)
+        alpha = 1.0 if m_new == NEG_INF else _exp32(to_float32(m - m_new))
+        term = 0.0 if m_new == NEG_INF else _exp32(to_float32(x - m_new))
+        d = to_float32(to_float32(d * alpha) + term)
+        m = m_new
+        steps.append(OnlineSoftmaxStep(m, d, alpha))
+    if d == 0.0:
+        return OnlineSoftmaxResult([0.0] * len(row), NEG_INF, steps)
+    probs = [to_float32(_exp32(to_float32(x - m)) / d) for x in row]
+    return OnlineSoftmaxResult(probs, to_float32(m + to_float32(math.log(d))), steps)

@@ -1,0 +1,412 @@
+"""Scalar reverse-mode autograd: a :class:`Value` that records its expression DAG.
+
+After micrograd (Karpathy, 2020, github.com/karpathy/micrograd, ``engine.py``)
+and his lecture "The spelled-out intro to neural networks and backpropagation"
+(2022). Each Value holds ``data``, ``grad``, its children ``_prev``, the op
+``_op`` that made it and a ``_backward`` closure that applies the chain rule
+(Rumelhart, Hinton & Williams, 1986): child.grad += d(out)/d(child) * out.grad.
+:meth:`Value.backward` runs those closures in reverse topological order, found
+with an explicit stack because Pyodide's stack is small (no recursion anywhere).
+
+Unlike micrograd, no operation silently yields NaN or inf: the constructor
+rejects NaN and +-inf, overflowing results raise OverflowError, ``tanh`` is
+math.tanh and ``sigmoid`` the stable two-branch form. ``backward`` resets
+non-leaf gradients first (see its docstring). ``_prev`` is a tuple of distinct
+children in operand order (micrograd: a set), so the topological order and the
+pictures drawn from it are the same on every run.
+"""
+
+import math
+from types import SimpleNamespace
+
+__all__ = ["Value", "topological_order", "build_neuron", "numerical_gradient"]
+
+
+def _operand(other, symbol):
+    """Wrap an int/float operand as a leaf Value; reject any other type."""
+    if isinstance(other, Value):
+        return other
+    if isinstance(other, (int, float)):  # bool is an int: fine as a number
+        return Value(other)
+    raise TypeError(f"unsupported operand type for Value {symbol}: "
+                    f"{type(other).__name__!r}; expected int, float or Value")
+
+
+def _power(a, b):
+    """a ** b as a float, with an OverflowError that names both numbers."""
+    try:
+        return float(a ** b)
+    except OverflowError:
+        raise OverflowError(f"Value **: {a!r} ** {b!r} overflows float64") from None
+
+
+def _result(data, children, op, local_grads):
+    """The output node of ``op``, whose ``_backward`` does the chain rule.
+
+    ``local_grads[i]`` is d(out)/d(children[i]), computed in the forward pass;
+    ``_backward`` adds local * out.grad into each child (+=, because a node
+    used twice, as in a * a, receives gradient along both uses).
+    """
+    if not math.isfinite(data):
+        args = ", ".join(repr(c.data) for c in children)
+        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, "
+                            f"beyond float64's largest finite 1.8e308")
+    out = Value(data, children, op)
+
+    def _backward():
+        for child, local in zip(children, local_grads):
+            child.grad += local * out.grad
+    out._backward = _backward
+    return out
+
+
+class Value:
+    """A scalar node of the autograd DAG: data, grad and how it was computed.
+
+    Args:
+        data: the scalar (int, float or bool; stored as a float), finite.
+        _children: the operand Values it was computed from; () for a leaf.
+        _op: the op that produced it, e.g. '+', 'tanh', '**3'; '' for a leaf.
+        label: a name for pictures, e.g. 'x1'.
+
+    Fields: ``data`` and ``grad`` (d root / d self after ``backward``) are
+    floats; ``_prev`` is a tuple of distinct children; ``_backward`` is the
+    closure adding this node's share of the gradient into its children.
+
+    Raises:
+        TypeError: data is not an int or float (names the type).
+        ValueError: data is NaN or +-inf (names it).
+
+    >>> a = Value(3, label='a'); y = a * a + 1
+    >>> y.backward(); y, a.grad
+    (Value(data=10.0000, grad=1.0000), 6.0)
+    """
+
+    def __init__(self, data, _children=(), _op='', label=''):
+        if isinstance(data, Value) or not isinstance(data, (int, float)):
+            raise TypeError(f"Value data must be an int or float, "
+                            f"got {type(data).__name__!r}")
+        data = float(data)
+        if not math.isfinite(data):
+            raise ValueError(f"Value data must be finite, got {data!r}: NaN and "
+                             f"inf are rejected so no gradient turns into NaN")
+        self.data = data
+        self.grad = 0.0
+        self._backward = lambda: None  # a leaf has nothing to propagate
+        self._prev = tuple(dict.fromkeys(_children))  # a + a has one child
+        self._op = _op
+        self.label = label
+
+    def __repr__(self):
+        """``Value(data=0.7071, grad=1.0000)``: 4 decimals, like micrograd."""
+        return f"Value(data={self.data:.4f}, grad={self.grad:.4f})"
+
+    # --- binary ops: (result, (self, other), op, (d/dself, d/dother))
+    def __add__(self, other):
+        """self + other; d/dself = d/dother = 1.
+
+        >>> (Value(1) + 2).data
+        3.0
+        """
+        other = _operand(other, '+')
+        return _result(self.data + other.data, (self, other), '+', (1.0, 1.0))
+
+    def __mul__(self, other):
+        """self * other; d/dself = other, d/dother = self.
+
+        >>> (Value(2) * 3).data
+        6.0
+        """
+        other = _operand(other, '*')
+        return _result(self.data * other.data, (self, other), '*',
+                       (other.data, self.data))
+
+    def __sub__(self, other):
+        """self - other; d/dself = 1, d/dother = -1.
+
+        >>> (Value(1) - 3).data
+        -2.0
+        """
+        other = _operand(other, '-')
+        return _result(self.data - other.data, (self, other), '-', (1.0, -1.0))
+
+    def __truediv__(self, other):
+        """self / other; d/dself = 1/other, d/dother = -self/other**2.
+
+        Raises ZeroDivisionError naming the divisor when its data is 0.
+        >>> (Value(1) / 4).data
+        0.25
+        """
+        other = _operand(other, '/')
+        b = other.data
+        if b == 0.0:
+            raise ZeroDivisionError(f"division by {other!r} (label {other.label!r}):"
+                                    f" the divisor's data must be nonzero")
+        q = self.data / b
+        # -a/b**2 written as -(a/b)/b: b**2 could overflow where a/b does not
+        return _result(q, (self, other), '/', (1.0 / b, -q / b))
+
+    def __pow__(self, other):
+        """self ** k for an int/float k (d/dself = k self**(k-1)) or a Value b
+        (d/dself = b a**(b-1), d/db = a**b ln a, so the base a must be > 0).
+
+        Raises ValueError for a base <= 0 with a Value exponent and for a
+        negative base with a non-integer k (complex), ZeroDivisionError for
+        0 ** negative, OverflowError past 1.8e308 (and in backward() for the
+        infinite gradient of 0 ** k, 0 < k < 1).
+        >>> (Value(2) ** 3).data, (Value(2) ** Value(3)).data
+        (8.0, 8.0)
+        """
+        a = self.data
+        if isinstance(other, Value):
+            b = other.data
+            if a <= 0:
+                raise ValueError(f"Value ** Value needs a base > 0, got base {a!r} "
+                                 f"(label {self.label!r}): the exponent's gradient "
+                                 f"a**b * ln(a) is undefined for a <= 0")
+            p = _power(a, b)
+            return _result(p, (self, other), '**', (b * p / a, p * math.log(a)))
+        if not isinstance(other, (int, float)):
+            raise TypeError(f"unsupported operand type for Value **: "
+                            f"{type(other).__name__!r}; expected int, float or Value")
+        k = other
+        if not math.isfinite(k):
+            raise ValueError(f"exponent must be finite, got {k!r}")
+        if a < 0 and not float(k).is_integer():
+            raise ValueError(f"{a!r} ** {k!r} is complex: a negative base needs an "
+                             f"integer exponent")
+        if a == 0 and k < 0:
+            raise ZeroDivisionError(f"0.0 ** {k!r}: zero cannot be raised to a "
+                                    f"negative power")
+        p = _power(a, k)
+        if k == 0:
+            local = 0.0  # d(a**0)/da = 0, even at a == 0 where a**-1 is undefined
+        elif a == 0:
+            local = math.inf if k < 1 else k * a ** (k - 1)
+        else:
+            local = k * p / a  # = k a**(k-1), without a second pow
+        return _result(p, (self,), f'**{k:g}', (local,))
+
+    def __neg__(self):
+        """-self; d/dself = -1.
+
+        >>> (-Value(2)).data
+        -2.0
+        """
+        return _result(-self.data, (self,), 'neg', (-1.0,))
+
+    def __radd__(self, other):
+        """other + self, so ``2 + v`` and ``sum(values)`` (0 + v) work."""
+        return _operand(other, '+') + self
+
+    def __rmul__(self, other):
+        """other * self, e.g. ``2 * v``."""
+        return _operand(other, '*') * self
+
+    def __rsub__(self, other):
+        """other - self, e.g. ``1 - v``."""
+        return _operand(other, '-') - self
+
+    def __rtruediv__(self, other):
+        """other / self, e.g. ``1 / v``."""
+        return _operand(other, '/') / self
+
+    def __rpow__(self, other):
+        """other ** self, e.g. ``2 ** v`` (a Value exponent; base must be > 0)."""
+        return _operand(other, '**') ** self
+
+    # --- unary functions: (result, (self,), op, (d/dself,))
+    def tanh(self):
+        """tanh(self) via math.tanh (finite for every input); d/dself = 1 - tanh**2.
+
+        >>> Value(400).tanh().data
+        1.0
+        """
+        t = math.tanh(self.data)
+        return _result(t, (self,), 'tanh', (1.0 - t * t,))
+
+    def exp(self):
+        """e ** self; d/dself = e ** self.
+
+        Raises OverflowError naming data past ln(DBL_MAX) = 709.782712893384.
+        >>> round(Value(1).exp().data, 6)
+        2.718282
+        """
+        try:
+            e = math.exp(self.data)
+        except OverflowError:
+            raise OverflowError(f"exp({self.data!r}) overflows float64: the largest "
+                                f"input is ln(DBL_MAX) = 709.782712893384") from None
+        return _result(e, (self,), 'exp', (e,))
+
+    def log(self):
+        """Natural log of self; d/dself = 1/self. Raises ValueError for data <= 0.
+
+        >>> Value(1).log().data
+        0.0
+        """
+        x = self.data
+        if x <= 0:
+            raise ValueError(f"log({x!r}) is undefined: log needs data > 0")
+        return _result(math.log(x), (self,), 'log', (1.0 / x,))
+
+    def relu(self):
+        """max(0, self); d/dself = 1 if self > 0 else 0.
+
+        >>> Value(-2).relu().data
+        0.0
+        """
+        # at exactly 0 the subgradient 0 is used, as micrograd and PyTorch do
+        positive = self.data > 0
+        return _result(self.data if positive else 0.0, (self,), 'ReLU',
+                       (1.0 if positive else 0.0,))
+
+    def sigmoid(self):
+        """1 / (1 + e**-self), stable for large |self|; d/dself = s (1 - s).
+
+        >>> Value(-1000).sigmoid().data, Value(0).sigmoid().data
+        (0.0, 0.5)
+        """
+        x = self.data
+        if x >= 0:
+            s = 1.0 / (1.0 + math.exp(-x))
+        else:  # e**x underflows to 0 instead of e**-x overflowing
+            e = math.exp(x)
+            s = e / (1.0 + e)
+        return _result(s, (self,), 'sigmoid', (s * (1.0 - s),))
+
+    # --- the backward pass
+    def backward(self):
+        """Set every node's grad to d(self)/d(node), in reverse topological order.
+
+        Seeds ``self.grad = 1.0`` (set, not added), then calls each node's
+        ``_backward`` from the root down to the leaves. Repeated calls:
+        leaves (no children) ACCUMULATE, as PyTorch's ``.grad`` does, so a
+        second call without :meth:`zero_grad` doubles them; every non-leaf is
+        reset to 0 first, so intermediate nodes hold this pass's gradient.
+
+        Raises:
+            OverflowError: a gradient came out inf or NaN (names the node).
+
+        >>> a = Value(3); y = a + a; y.backward(); a.grad
+        2.0
+        >>> y.backward(); a.grad
+        4.0
+        """
+        order = topological_order(self)
+        for node in order:
+            if node._prev:
+                node.grad = 0.0
+        self.grad = 1.0
+        for node in reversed(order):
+            node._backward()
+        for node in order:
+            if not math.isfinite(node.grad):
+                raise OverflowError(f"gradient is not finite after backward(): {node!r} "
+                                    f"(op {node._op!r}, label {node.label!r})")
+
+    def zero_grad(self):
+        """Set grad = 0.0 on every node reachable from self (iterative).
+
+        >>> a = Value(3); y = a * a; y.backward(); y.zero_grad(); a.grad, y.grad
+        (0.0, 0.0)
+        """
+        for node in topological_order(self):
+            node.grad = 0.0
+
+
+def topological_order(root):
+    """The nodes reachable from root, each after all of its children (leaves first).
+
+    Iterative depth-first post-order with an explicit stack, so a chain
+    100 000 deep works. Duck-typed: only ``_prev`` (an iterable of children)
+    is read, and nodes are told apart by identity.
+
+    Args:
+        root: a Value-like object with ``_prev``.
+    Returns:
+        list of the N reachable nodes, root last.
+    Raises:
+        TypeError: a node has no ``_prev`` (names its type).
+
+    >>> a = Value(2, label='a'); b = a * 3; c = b + a
+    >>> [n.data for n in topological_order(c)]
+    [2.0, 3.0, 6.0, 8.0]
+    """
+    order, expanded = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            order.append(node)
+            continue
+        if id(node) in expanded:
+            continue
+        expanded.add(id(node))
+        prev = getattr(node, '_prev', None)
+        if prev is None:
+            raise TypeError(f"expected a micrograd-style Value with a _prev field "
+                            f"(its children), got {type(node).__name__!r}")
+        stack.append((node, True))
+        for child in reversed(list(prev)):  # first operand is visited first
+            if id(child) not in expanded:
+                stack.append((child, False))
+    return order
+
+
+def build_neuron(Value=Value):
+    """Build the lab's neuron o = tanh(x1 w1 + x2 w2 + b) (forward pass only).
+
+    Karpathy's lecture example: x1=2, x2=0, w1=-3, w2=1, b=6.8813735870195432,
+    so n = 0.8813... and o = tanh(n) = 1/sqrt(2). Ten nodes, nine edges.
+
+    Args:
+        Value: the class to build with (default this module's); any class
+            with micrograd's ``+``, ``*`` and ``tanh`` works (duck-typed).
+    Returns:
+        SimpleNamespace with x1, x2, w1, w2, b, x1w1, x2w2, x1w1x2w2, n, o,
+        each node's ``label`` set to its name; ``vars(ns)`` is the dict.
+
+    >>> nn = build_neuron(); nn.o.backward()
+    >>> round(nn.o.data, 8), round(nn.x1.grad, 6), round(nn.w1.grad, 6), nn.o.label
+    (0.70710678, -1.5, 1.0, 'o')
+    """
+    x1, x2, w1, w2 = Value(2.0), Value(0.0), Value(-3.0), Value(1.0)
+    b = Value(6.8813735870195432)
+    x1w1, x2w2 = x1 * w1, x2 * w2
+    x1w1x2w2 = x1w1 + x2w2
+    n = x1w1x2w2 + b
+    o = n.tanh()
+    nodes = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2,
+                 x1w1x2w2=x1w1x2w2, n=n, o=o)
+    for name, node in nodes.items():
+        node.label = name
+    return SimpleNamespace(**nodes)
+
+
+def numerical_gradient(f, xs, h=1e-6):
+    """Central differences (f(x + h e_i) - f(x - h e_i)) / 2h for each input i.
+
+    A gradient checker in the spirit of minitorch's ``derivative_check``; its
+    error is O(h**2) plus rounding of about 1e-16 |f| / h.
+
+    Args:
+        f: called with len(xs) leaf Values, returns a Value (or a number).
+        xs: the point, a sequence of N finite floats.
+        h: the step, a finite float > 0.
+    Returns:
+        list of N floats, the estimated partial derivatives df/dx_i.
+    Raises:
+        ValueError: h is not a finite positive number.
+
+    >>> [round(g, 6) for g in numerical_gradient(lambda a, b: a * b + a, [2.0, 3.0])]
+    [4.0, 2.0]
+    """
+    if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
+        raise ValueError(f"step h must be a finite number > 0, got {h!r}")
+    point = [float(x) for x in xs]
+
+    def f_at(i, step):  # f with x_i moved by step
+        out = f(*[Value(v + step if j == i else v) for j, v in enumerate(point)])
+        return float(getattr(out, 'data', out))
+    return [(f_at(i, h) - f_at(i, -h)) / (2 * h) for i in range(len(point))]
