@@ -19,6 +19,9 @@ import pytest
 
 from labs.autograd import Value
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
+from conftest import checks_use  # noqa: E402  (docs/conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -42,7 +45,7 @@ def test_every_prompt_is_an_example_and_passes_with_stdlib_doctest(page):
     text = page.read_text()
     expected = fenced_prompts(text)
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(text, {"Value": Value}, page.name, str(page), 0)
+    test = parser.get_doctest(text, checks_use(page), page.name, str(page), 0)
     assert len(test.examples) == expected, "a >>> line outside a fenced block, or a block doctest cannot parse"
     assert all(doctest.SKIP not in ex.options for ex in test.examples), "a skipped example"
     # Exactly the browser's flags: no pytest-only NUMBER.
