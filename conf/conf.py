@@ -56,3 +56,4 @@ html_permalinks_icon = "#"
 pyodide_cells_node_modules = str(ROOT / "node_modules")
 pyodide_cells_project_root = str(ROOT)
 sd_card_legacy_separators = False
+html_favicon = "favicon.svg"

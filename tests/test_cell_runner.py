@@ -168,3 +168,41 @@ def test_stdout_is_restored_after_a_cell(run, capsys):
     run("print('inside')")
     print("outside")
     assert capsys.readouterr().out == "outside\n"
+
+
+# ------------------------------------------------------------------ checks ---
+
+SETUP = ">>> y = x * 3\n"
+CHECKS = (
+    ">>> y  # Triple: x * 3\n6\n"
+    ">>> 1 / 0  # Division\n1.0\n"
+    ">>> y + 1  # Wrong on purpose: expects 8\n8\n"
+)
+
+
+def test_checks_share_one_copy_of_the_namespace(runner_module):
+    namespace = {"x": 2}
+    records = runner_module.run_checks(namespace, [SETUP, CHECKS])
+    assert [(r["name"], r["status"], r["setup"]) for r in records] == [
+        ("", "passed", True),
+        ("Triple", "passed", False),
+        ("Division", "failed", False),
+        ("Wrong on purpose", "failed", False),
+    ]
+    assert records[1]["description"] == "x * 3" and records[1]["expected"] == "6"
+    assert records[2]["got"] == "ZeroDivisionError: division by zero"
+    assert records[3]["expected"] == "8" and records[3]["got"] == "7"
+    assert namespace == {"x": 2}  # the learner's namespace is untouched
+
+
+def test_checks_run_against_the_cells_namespace(run):
+    run("x = 5")
+    records = json.loads(run.runner.run_checks([SETUP, ">>> y  # Triple\n15\n"]))
+    assert [r["status"] for r in records] == ["passed", "passed"]
+    assert "y" not in run.runner.namespace
+
+
+def test_a_failing_setup_line_is_reported(runner_module):
+    records = runner_module.run_checks({}, [">>> z = undefined\n>>> z  # Uses z\n1\n"])
+    assert [(r["status"], r["setup"]) for r in records] == [("failed", True), ("failed", False)]
+    assert records[0]["got"] == "NameError: name 'undefined' is not defined"

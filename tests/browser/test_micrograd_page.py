@@ -6,15 +6,15 @@ request to another host, and fails the test if there was one.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from labs.autograd import Value
+from labs.autograd import build_neuron
+from tests.pages import micrograd_solution
 
 pytestmark = pytest.mark.browser
 READY = "document.documentElement.dataset.pyodideState === 'ready'"
 TIMEOUT = 90_000
+EXERCISE, GRAPH = 0, 1  # the page's cells, in order
 
 
 def open_lab(page, base_url, wait_ready=True):
@@ -35,81 +35,139 @@ def set_code(page, index, code):
     page.keyboard.insert_text(code)
 
 
-def run_and_wait(page, index, via="button"):
-    target = cell(page, index)
-    page.evaluate("i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state = 'stale'", index)
-    if via == "button":
-        target.locator(".pc-run").click()
-    else:
-        page.locator("div.cell.pc-live .cm-content").nth(index).click()
-        page.keyboard.press("Control+Enter")
+def wait_cell(page, index):
     page.wait_for_function(
         "i => ['done', 'error'].includes(document.querySelectorAll('div.cell.pc-live')[i].dataset.state)",
         arg=index, timeout=TIMEOUT,
     )
-    return target.locator(".cell_output").inner_text()
+
+
+def run_and_wait(page, index, via="button"):
+    page.evaluate("i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state = 'stale'", index)
+    if via == "button":
+        cell(page, index).locator(".pc-run").click()
+    else:
+        page.locator("div.cell.pc-live .cm-content").nth(index).click()
+        page.keyboard.press("Control+Enter")
+    wait_cell(page, index)
+    return cell(page, index).locator(".cell_output").inner_text()
+
+
+def check(page):
+    page.evaluate("document.querySelector('.pc-checks').dataset.state = 'stale'")
+    page.locator(".pc-checks .pc-run").click()
+    page.wait_for_function(
+        "['passed', 'failed'].includes(document.querySelector('.pc-checks').dataset.state)", timeout=TIMEOUT
+    )
+    items = page.locator(".pc-check")
+    return {
+        items.nth(i).locator(".pc-check-name").inner_text(): items.nth(i).get_attribute("data-status")
+        for i in range(items.count())
+    }
+
+
+def graph_svg_text(page):
+    page.locator("figure.lab-graph").first.scroll_into_view_if_needed()
+    page.wait_for_selector("div.cell.pc-live >> nth=1 >> .lab-graph-frame[data-state=drawn] svg", timeout=TIMEOUT)
+    return cell(page, GRAPH).locator(".lab-graph-frame svg").text_content()
 
 
 def test_build_time_outputs_show_before_python_runs(page, base_url):
     open_lab(page, base_url, wait_ready=False)
-    assert "Value(data=0.7071, grad=1.0000)" in cell(page, 0).locator(".cell_output").inner_text()
+    assert "o  data = +0.70710678   grad = +0.00000000" in cell(page, EXERCISE).locator(".cell_output").inner_text()
+    assert "10 nodes · 9 edges" in cell(page, GRAPH).locator("figure.lab-graph figcaption").inner_text()
     page.wait_for_function(READY, timeout=TIMEOUT)
     status = page.locator(".pc-runtime").inner_text()
     assert "Pyodide 0.26.2" in status and "ready" in status
 
 
-def test_edit_a_cell_and_run_it_in_the_page(page, base_url, artifacts_dir):
+def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir):
     open_lab(page, base_url)
-    code = page.evaluate("() => window.pyodideCells.runtime.cells[0].code")
-    edited = code.replace('x2 = Value(0.0, label="x2")', 'x2 = Value(1.0, label="x2")')
-    assert edited != code
-    set_code(page, 0, edited)
-    out = run_and_wait(page, 0, via="keyboard")
-    # The same computation in CPython, with the same reference code.
-    x1, x2, w1, w2, b = Value(2.0), Value(1.0), Value(-3.0), Value(1.0), Value(6.8813735870195432)
-    o = (x1 * w1 + x2 * w2 + b).tanh()
-    o.backward()
-    assert out.strip() == repr(o)
-    assert out.strip() == f"Value(data={math.tanh(1.8813735870195432):.4f}, grad=1.0000)"
-    # The second cell uses the names the first one defined: one shared namespace.
-    out2 = run_and_wait(page, 1)
-    assert f"x2  data = +1.00000000   grad = {x2.grad:+.8f}" in out2
-    assert cell(page, 0).locator(".pc-count").inner_text() == "[1]"
-    page.screenshot(path=str(artifacts_dir / "micrograd-after-run-desktop.png"), full_page=True)
+    # The starter: the eight checks are pending, then six gradient checks fail.
+    assert page.locator(".pc-check[data-status=pending]").count() == 8
+    starter = check(page)
+    assert [name for name, status in starter.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
+    assert page.locator(".pc-checks-summary").inner_text() == "2 / 8 passed"
+    failed = page.locator(".pc-check[data-status=failed]").first.locator(".pc-check-detail").inner_text()
+    assert failed == "expected 1.0, got 0.0"
+
+    # The learner completes the TODOs and runs the cell with Ctrl+Enter.
+    set_code(page, EXERCISE, micrograd_solution())
+    out = run_and_wait(page, EXERCISE, via="keyboard")
+    ref = build_neuron()
+    ref.o.backward()
+    for name in ("o", "n", "b", "x1", "w1", "x2", "w2"):
+        node = getattr(ref, name)
+        assert f"{name:>2}  data = {node.data:+.8f}   grad = {node.grad:+.8f}" in out
+    assert set(check(page).values()) == {"passed"}
+    assert page.locator(".pc-checks-summary").inner_text() == "8 / 8 passed"
+    # The graph cell re-ran by itself and now shows the learner's gradients.
+    wait_cell(page, GRAPH)
+    text = graph_svg_text(page)
+    assert "grad -1.5000" in text and "grad 0.5000" in text
+    page.screenshot(path=str(artifacts_dir / "micrograd-solved-desktop.png"), full_page=True)
+
+
+def test_the_graph_switches_views_and_zooms(page, base_url):
+    open_lab(page, base_url)
+    text = graph_svg_text(page)
+    assert "data 0.7071" in text and "grad 0.0000" in text  # "Both"
+    graph = cell(page, GRAPH)
+    assert graph.locator(".lab-graph-frame svg g.node").count() == 15  # 10 values + 5 ops
+    graph.get_by_label("Backward: gradients").check()
+    page.wait_for_function("!document.querySelector('.lab-graph-frame svg').textContent.includes('data ')")
+    assert "grad 0.0000" in graph.locator(".lab-graph-frame svg").text_content()
+    width = graph.locator(".lab-graph-frame svg").evaluate("s => s.getBoundingClientRect().width")
+    graph.get_by_label("Zoom in").click()
+    zoomed = graph.locator(".lab-graph-frame svg").evaluate("s => s.getBoundingClientRect().width")
+    assert zoomed == pytest.approx(width * 1.25, rel=0.02)
+
+
+def test_hostile_labels_are_shown_as_text(page, base_url):
+    open_lab(page, base_url)
+    page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))
+    set_code(page, EXERCISE, (
+        "from labs.autograd import Value\n"
+        "a = Value(1.0, label='<img src=x onerror=alert(1)>')\n"
+        "out = a * 2; out.label = '\"quoted\" & {braces} | pipe'\n"
+    ))
+    run_and_wait(page, EXERCISE)
+    wait_cell(page, GRAPH)
+    text = graph_svg_text(page)
+    assert "<img src=x onerror=alert(1)>" in text and '"quoted" & {braces} | pipe' in text
+    assert cell(page, GRAPH).locator("img").count() == 0
+    assert "3 nodes · 2 edges" in cell(page, GRAPH).locator("figcaption").inner_text()
 
 
 def test_a_run_pressed_before_python_is_ready_is_queued(page, base_url):
     open_lab(page, base_url, wait_ready=False)
-    cell(page, 1).locator(".pc-run").click()  # runs cell 1 first, then cell 2
+    cell(page, GRAPH).locator(".pc-run").click()  # runs the exercise first, then the graph
     assert page.evaluate("document.documentElement.dataset.pyodideState") != "ready"
-    page.wait_for_function(
-        "document.querySelectorAll('div.cell.pc-live')[1].dataset.state === 'done'", timeout=TIMEOUT
-    )
-    out = cell(page, 1).locator(".cell_output").inner_text()
-    assert "x1  data = +2.00000000   grad = -1.50000000" in out
+    wait_cell(page, GRAPH)
     assert page.evaluate("window.pyodideCells.runtime.cells[0].ranInSession") is True
+    assert "10 nodes · 9 edges" in cell(page, GRAPH).locator("figcaption").inner_text()
 
 
 def test_errors_show_tracebacks_and_the_next_run_works(page, base_url):
     open_lab(page, base_url)
-    set_code(page, 0, "from labs.autograd import Value\nx = 1\nValue(2.0) * 'text'")
-    out = run_and_wait(page, 0)
-    assert cell(page, 0).get_attribute("data-state") == "error"
+    set_code(page, EXERCISE, "from labs.autograd import Value\nx = 1\nValue(2.0) * 'text'")
+    out = run_and_wait(page, EXERCISE)
+    assert cell(page, EXERCISE).get_attribute("data-state") == "error"
     assert 'File "<cell 1>", line 3' in out and "TypeError" in out and "'str'" in out
-    set_code(page, 0, "def f(:\n    pass")
-    out = run_and_wait(page, 0)
+    set_code(page, EXERCISE, "def f(:\n    pass")
+    out = run_and_wait(page, EXERCISE)
     assert "SyntaxError" in out and "line 1" in out and "def f(:" in out
-    set_code(page, 0, "")
-    assert run_and_wait(page, 0).strip() == ""
-    assert cell(page, 0).get_attribute("data-state") == "done"
-    set_code(page, 0, "import sys\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\nsys.version_info[:2]")
-    out = run_and_wait(page, 0)
+    set_code(page, EXERCISE, "")
+    assert run_and_wait(page, EXERCISE).strip() == ""
+    assert cell(page, EXERCISE).get_attribute("data-state") == "done"
+    set_code(page, EXERCISE, "import sys\nprint('to stdout')\nprint('to stderr', file=sys.stderr)\nsys.version_info[:2]")
+    out = run_and_wait(page, EXERCISE)
     assert out.split() == ["to", "stdout", "to", "stderr", "(3,", "12)"]
 
 
 def test_rich_output_is_rendered(page, base_url):
     open_lab(page, base_url)
-    set_code(page, 0, (
+    set_code(page, EXERCISE, (
         "class Badge:\n"
         "    def _repr_html_(self):\n"
         "        return '<strong class=\"probe-html\">' + str(6 * 7) + '</strong>'\n"
@@ -119,14 +177,14 @@ def test_rich_output_is_rendered(page, base_url):
         "display(Badge())\n"
         "Dot()"
     ))
-    run_and_wait(page, 0)
-    assert cell(page, 0).locator("strong.probe-html").inner_text() == "42"
-    assert cell(page, 0).locator("svg.probe-svg circle").count() == 1
+    run_and_wait(page, EXERCISE)
+    assert cell(page, EXERCISE).locator("strong.probe-html").inner_text() == "42"
+    assert cell(page, EXERCISE).locator("svg.probe-svg circle").count() == 1
 
 
 def test_the_lab_reads_on_a_phone(phone_page, base_url, artifacts_dir):
     open_lab(phone_page, base_url)
-    run_and_wait(phone_page, 0)
+    run_and_wait(phone_page, EXERCISE)
     width = phone_page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways on a phone: {width}px"
     phone_page.screenshot(path=str(artifacts_dir / "micrograd-phone.png"), full_page=True)

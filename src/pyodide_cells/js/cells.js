@@ -9,9 +9,11 @@ import { EditorView, basicSetup } from "codemirror";
 import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { python } from "@codemirror/lang-python";
+import { el, STATIC } from "./util.js";
+import { loadViz, upgradeGraphs } from "./graph.js";
+import { ChecksConsole } from "./checks.js";
 
 const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
-const STATIC = new URL("../", import.meta.url); // .../_static/
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
 const runtime = {
@@ -19,23 +21,12 @@ const runtime = {
   worker: null,
   cells: [],
   pending: new Map(), // run id -> {cell, resolve}
+  checks: new Map(), // check id -> resolve
   nextId: 1,
   startedAt: performance.now(),
 };
 
 // ---------------------------------------------------------------- helpers ---
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
 
 const storage = {
   get(key) {
@@ -54,20 +45,6 @@ const storage = {
     }
   },
 };
-
-let vizPromise = null;
-function loadViz() {
-  // Graphviz (WASM) is 1.3 MB: load it only when a graph is shown.
-  if (!vizPromise) {
-    vizPromise = new Promise((resolve, reject) => {
-      const script = el("script", { src: new URL("viz/viz-global.js", STATIC).href });
-      script.onload = () => window.Viz.instance().then(resolve, reject);
-      script.onerror = () => reject(new Error("could not load Graphviz (viz-global.js)"));
-      document.head.append(script);
-    });
-  }
-  return vizPromise;
-}
 
 // ------------------------------------------------------------ status bar ---
 
@@ -126,6 +103,8 @@ class Cell {
     }
     this.output.setAttribute("aria-live", "polite");
     this.output.setAttribute("aria-label", `Output of cell ${index + 1}`);
+    this.auto = root.classList.contains("tag_auto-rerun");
+    this.exercise = root.classList.contains("tag_exercise");
     this.build(root.querySelector(".cell_input"), pre);
   }
 
@@ -243,6 +222,7 @@ function renderBundle(box, data) {
   } else if (data["text/html"]) {
     box.classList.add("text_html");
     box.innerHTML = data["text/html"];
+    upgradeGraphs(box);
   } else if (data["image/svg+xml"]) {
     box.classList.add("image_svg");
     box.innerHTML = data["image/svg+xml"];
@@ -268,17 +248,47 @@ function send(cell) {
   });
 }
 
+// Cells tagged "auto-rerun" (e.g. the live computation graph) run again after
+// every run of another cell, so what they show follows the learner's code.
+function queueAutoReruns(exclude) {
+  return runtime.cells
+    .filter((c) => c.auto && c !== exclude && !c.autoQueued)
+    .map((c) => {
+      c.autoQueued = true;
+      c.queuedInSession = true;
+      return send(c).finally(() => (c.autoQueued = false));
+    });
+}
+
 async function runCell(cell) {
   // Earlier cells that have not run yet define names this one may use.
-  const before = runtime.cells.slice(0, cell.index).filter((c) => !c.ranInSession && !c.queuedInSession);
+  const before = runtime.cells.slice(0, cell.index).filter((c) => !c.ranInSession && !c.queuedInSession && !c.auto);
   for (const c of [...before, cell]) c.queuedInSession = true;
   const runs = [...before, cell].map((c) => send(c));
+  queueAutoReruns(cell);
   const results = await Promise.all(runs);
   return results[results.length - 1];
 }
 
 function runAll() {
-  return Promise.all(runtime.cells.map((c) => (c.queuedInSession = true, send(c))));
+  const runs = runtime.cells.filter((c) => !c.auto).map((c) => ((c.queuedInSession = true), send(c)));
+  queueAutoReruns(null);
+  return Promise.all(runs);
+}
+
+/** Run the cells that have not run yet, then the page's checks; resolve with their records. */
+function runChecks(blocks) {
+  const missing = runtime.cells.filter((c) => !c.ranInSession && !c.queuedInSession && !c.auto);
+  for (const c of missing) {
+    c.queuedInSession = true;
+    send(c);
+  }
+  if (missing.length) queueAutoReruns(null);
+  const id = runtime.nextId++;
+  return new Promise((resolve, reject) => {
+    runtime.checks.set(id, { resolve, reject });
+    runtime.worker.postMessage({ type: "check", id, blocks });
+  });
 }
 
 function restartRuntime() {
@@ -307,6 +317,12 @@ function onWorkerMessage(event) {
         runtime.pending.delete(id);
       }
     }
+    return;
+  }
+  if (msg.type === "checks") {
+    const entry = runtime.checks.get(msg.id);
+    runtime.checks.delete(msg.id);
+    if (entry) msg.error ? entry.reject(new Error(msg.error)) : entry.resolve(msg.results);
     return;
   }
   if (msg.type === "restarted") {
@@ -370,11 +386,15 @@ function main() {
   bar.build();
   bar.set("loading", "Python: starting…", 0, 4);
   runtime.cells = roots.map((root, index) => new Cell(root, index));
+  upgradeGraphs(document);
+  const blocks = [...document.querySelectorAll("div.doctest-block pre")];
+  if (blocks.length) runtime.console = new ChecksConsole(blocks, runChecks);
   window.pyodideCells = {
     runtime,
     run: (index) => runtime.cells[index].run(),
     runAll,
     restart: restartRuntime,
+    check: () => runtime.console && runtime.console.check(),
   };
 }
 

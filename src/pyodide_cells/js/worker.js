@@ -3,10 +3,12 @@
 //
 // Messages in:  {type: "init", pyodideURL, wheelURL, runnerURL}
 //               {type: "run", id, code}      (queued until the runtime is ready)
+//               {type: "check", id, blocks}  (run the page's doctest blocks)
 //               {type: "restart"}            (fresh namespace, same interpreter)
 // Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message}
 //               {type: "stream"|"display"|"result"|"error", id, ...payload}
 //               {type: "done", id, status, execution_count, ms}
+//               {type: "checks", id, results: [{name, description, source, expected, got, status, setup}]}
 
 let ready = null; // Promise<{pyodide, runner}> once init arrives
 let queue = Promise.resolve(); // cells run strictly in arrival order
@@ -74,6 +76,14 @@ self.onmessage = (event) => {
     ready.catch((err) => status("error", 0, 4, String(err && err.message ? err.message : err)));
   } else if (msg.type === "run") {
     queue = queue.then(() => run(msg)).catch(() => {});
+  } else if (msg.type === "check") {
+    queue = queue
+      .then(async () => {
+        const { runner } = await ready;
+        const results = JSON.parse(runner.run_checks(msg.blocks));
+        post({ type: "checks", id: msg.id, results });
+      })
+      .catch((err) => post({ type: "checks", id: msg.id, error: String(err) }));
   } else if (msg.type === "restart") {
     queue = queue.then(async () => {
       const { runner } = await ready;

@@ -13,6 +13,10 @@ It follows the conventions of an IPython kernel that learners already know:
 - tracebacks name the cell (``File "<cell 3>", line 2``) and show its source
   line, and leave out the runner's own frames.
 
+It also runs a page's checks (:meth:`CellRunner.run_checks`): the page's
+doctest blocks, with the standard library's :mod:`doctest`, against a copy of
+the namespace the learner's cells built.
+
 Everything leaves through one callback, ``emit(kind, payload_json)``, so the
 worker can forward it with ``postMessage`` without sharing Python objects.
 """
@@ -20,6 +24,7 @@ worker can forward it with ``postMessage`` without sharing Python objects.
 from __future__ import annotations
 
 import ast
+import doctest
 import io
 import json
 import linecache
@@ -130,9 +135,9 @@ class CellRunner:
     >>> runner = CellRunner(lambda kind, payload: out.append((kind, json.loads(payload))))
     >>> runner.run("x = 20\\nprint('hi')\\nx + 1")["status"]
     'ok'
-    >>> [kind for kind, _ in out]
-    ['stream', 'result']
-    >>> out[1][1]["data"]["text/plain"]
+    >>> [kind for kind, _ in out]  # print writes 'hi', then '\\n'
+    ['stream', 'stream', 'result']
+    >>> out[2][1]["data"]["text/plain"]
     '21'
     """
 
@@ -203,6 +208,15 @@ class CellRunner:
             sys.stdout, sys.stderr, sys.stdin = saved
         return {"status": status, "execution_count": self.execution_count}
 
+    def run_checks(self, blocks: list[str]) -> str:
+        """Run the page's check blocks against this namespace; return the records as JSON."""
+        saved = sys.stdout, sys.stdin
+        sys.stdin = NoInput()
+        try:
+            return json.dumps(run_checks(self.namespace, list(blocks)))
+        finally:
+            sys.stdout, sys.stdin = saved
+
     def _report_syntax_error(self, exc: SyntaxError) -> None:
         lines = traceback.format_exception_only(type(exc), exc)
         self.emit(
@@ -226,3 +240,81 @@ class CellRunner:
             "error",
             json.dumps({"ename": type(exc).__name__, "evalue": str(exc), "traceback": text}),
         )
+
+
+CHECK_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def check_name(source: str) -> tuple[str, str]:
+    """Split a check's ``# Name: description`` comment; ``("", "")`` if none.
+
+    >>> check_name("round(o.data, 8)  # Forward activation: o = tanh(n)\\n")
+    ('Forward activation', 'o = tanh(n)')
+    """
+    first = source.splitlines()[0] if source else ""
+    if "#" not in first:
+        return "", ""
+    comment = first.split("#", 1)[1].strip()
+    name, _, description = comment.partition(":")
+    return name.strip(), description.strip()
+
+
+class _CheckRunner(doctest.DocTestRunner):
+    """Record each example's outcome instead of printing a report."""
+
+    def __init__(self) -> None:
+        super().__init__(optionflags=CHECK_FLAGS)
+        self.results: list[dict[str, Any]] = []
+
+    def _record(self, example: doctest.Example, status: str, got: str) -> None:
+        name, description = check_name(example.source)
+        self.results.append(
+            {
+                "name": name,
+                "description": description,
+                "source": example.source.strip(),
+                "expected": example.want.rstrip("\n"),
+                "got": got.rstrip("\n"),
+                "status": status,
+                "setup": not example.want,
+            }
+        )
+
+    def report_start(self, out, test, example) -> None:  # noqa: ARG002
+        pass
+
+    def report_success(self, out, test, example, got) -> None:  # noqa: ARG002
+        self._record(example, "passed", got)
+
+    def report_failure(self, out, test, example, got) -> None:  # noqa: ARG002
+        self._record(example, "failed", got)
+
+    def report_unexpected_exception(self, out, test, example, exc_info) -> None:  # noqa: ARG002
+        exc = exc_info[1]
+        got = "".join(traceback.format_exception_only(type(exc), exc))
+        self._record(example, "failed", got)
+
+
+def run_checks(namespace: dict[str, Any], blocks: list[str]) -> list[dict[str, Any]]:
+    """Run doctest ``blocks`` in order against a copy of ``namespace``.
+
+    Returns one record per example: ``name``, ``description`` (from the
+    ``# Name: description`` comment), ``source``, ``expected``, ``got``,
+    ``status`` (``"passed"``/``"failed"``) and ``setup`` (no expected output).
+    The blocks share one copy of the namespace, so a set-up block's names reach
+    later blocks; the learner's namespace itself is not changed. Raises nothing
+    for failing code: a failure is a record.
+
+    >>> records = run_checks({"x": 2}, [">>> y = x * 3\\n", ">>> y  # Triple: x * 3\\n6\\n>>> y  # Wrong\\n7\\n"])
+    >>> [(r["name"], r["status"], r["got"]) for r in records]
+    [('', 'passed', ''), ('Triple', 'passed', '6'), ('Wrong', 'failed', '6')]
+    """
+    globs = dict(namespace)
+    parser = doctest.DocTestParser()
+    runner = _CheckRunner()
+    for index, block in enumerate(blocks):
+        test = parser.get_doctest(block, globs, f"check block {index + 1}", None, 0)
+        test.globs = globs  # DocTest copies its globs; the blocks must share them
+        # DocTestRunner.run clears test.globs when done (clear_globs): keep ours.
+        runner.run(test, clear_globs=False)
+    return runner.results

@@ -1,0 +1,108 @@
+// Draw computation graphs (labs.graph_view.GraphView outputs) with Graphviz in WASM.
+//
+// A GraphView's HTML is a <figure class="lab-graph"> holding a node table and
+// the DOT source of three views in data-dot-data / -grad / -both. Here it gains
+// a view switch, zoom buttons and the SVG drawing; the table stays, folded.
+// Graphviz (1.3 MB) loads only when a graph comes near the viewport.
+
+import { el, STATIC } from "./util.js";
+
+let vizPromise = null;
+export function loadViz() {
+  if (!vizPromise) {
+    vizPromise = new Promise((resolve, reject) => {
+      const script = el("script", { src: new URL("viz/viz-global.js", STATIC).href });
+      script.onload = () => window.Viz.instance().then(resolve, reject);
+      script.onerror = () => reject(new Error("could not load Graphviz (viz-global.js)"));
+      document.head.append(script);
+    });
+  }
+  return vizPromise;
+}
+
+const VIEWS = [
+  ["data", "Forward: data"],
+  ["grad", "Backward: gradients"],
+  ["both", "Both"],
+];
+let groupCounter = 0;
+
+function draw(figure, frame, view, zoom) {
+  const dot = figure.dataset[`dot${view[0].toUpperCase()}${view.slice(1)}`];
+  if (!dot) return;
+  frame.dataset.state = "drawing";
+  loadViz()
+    .then((viz) => {
+      const svg = viz.renderSVGElement(dot);
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", `${figure.dataset.summary || "graph"}, showing ${view}`);
+      const width = parseFloat(svg.getAttribute("width")) || 600;
+      svg.dataset.naturalWidth = String(width * 4 / 3); // Graphviz sizes are in pt
+      svg.removeAttribute("height");
+      frame.replaceChildren(svg);
+      applyZoom(frame, zoom.value);
+      frame.dataset.state = "drawn";
+    })
+    .catch((err) => {
+      frame.replaceChildren(el("p", { class: "lab-graph-note", text: `Could not draw the graph: ${err.message}` }));
+      frame.dataset.state = "error";
+    });
+}
+
+function applyZoom(frame, scale) {
+  const svg = frame.querySelector("svg");
+  if (!svg) return;
+  if (scale === "fit") {
+    svg.style.width = "100%";
+    svg.style.maxWidth = `${svg.dataset.naturalWidth}px`;
+  } else {
+    svg.style.maxWidth = "none";
+    svg.style.width = `${parseFloat(svg.dataset.naturalWidth) * scale}px`;
+  }
+}
+
+export function upgradeGraph(figure) {
+  if (figure.dataset.upgraded || !figure.dataset.dotBoth) return;
+  figure.dataset.upgraded = "1";
+  const name = `lab-graph-view-${++groupCounter}`;
+  const zoom = { value: "fit" };
+  const frame = el("div", { class: "lab-graph-frame", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
+  let view = "both";
+  const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
+  for (const [value, label] of VIEWS) {
+    const input = el("input", { type: "radio", name, value, checked: value === view, onchange: () => { view = value; draw(figure, frame, view, zoom); } });
+    radios.append(el("label", {}, input, ` ${label}`));
+  }
+  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = value === "fit" ? "fit" : `${Math.round(value * 100)} %`; };
+  const current = () => (zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
+  const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: "fit" });
+  const tools = el(
+    "div",
+    { class: "lab-graph-tools" },
+    radios,
+    el("span", { class: "lab-graph-zoombar" },
+      el("button", { type: "button", class: "pc-button", "aria-label": "Zoom out", text: "−", onclick: () => setZoom(Math.max(0.25, current() / 1.25)) }),
+      zoomLabel,
+      el("button", { type: "button", class: "pc-button", "aria-label": "Zoom in", text: "+", onclick: () => setZoom(Math.min(4, current() * 1.25)) }),
+      el("button", { type: "button", class: "pc-button", text: "Fit", onclick: () => setZoom("fit") })),
+  );
+  const caption = figure.querySelector("figcaption");
+  (caption || figure.firstChild).after(tools, frame);
+  const table = figure.querySelector(".lab-graph-table");
+  if (table) {
+    const details = el("details", { class: "lab-graph-details" }, el("summary", { text: "Nodes as a table" }));
+    table.replaceWith(details);
+    details.append(table);
+  }
+  const start = () => draw(figure, frame, view, zoom);
+  if ("IntersectionObserver" in window) {
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); start(); }
+    }, { rootMargin: "400px" });
+    io.observe(figure);
+  } else start();
+}
+
+export function upgradeGraphs(root = document) {
+  root.querySelectorAll("figure.lab-graph").forEach(upgradeGraph);
+}
