@@ -277,6 +277,36 @@ class BlockTable:
         return f"BlockTable({self._blocks}, block_size={self.block_size}, num_tokens={self._num_tokens})"
 
 
+def translate(block_table, num_tokens: int, block_size: int, t: int) -> int:
+    """Physical slot of logical token ``t``: the lab's exercise, as one function.
+
+    slot = block_table[t // block_size] * block_size + t % block_size, the
+    translation vLLM's slot mapping performs (Kwon et al., SOSP 2023, sec. 4.1).
+
+    Args:
+        block_table: (num_logical_blocks,) physical block ids, distinct ints,
+            exactly ceil(num_tokens / block_size) of them.
+        num_tokens: tokens written to the sequence (its length), int >= 0.
+        block_size: slots per block (B), int >= 1.
+        t: logical token index, int.
+    Returns:
+        int, the slot index in the KV-cache pool (physical block * B + offset).
+    Raises:
+        PageFault: t < 0 or t >= num_tokens (no negative indexing: t = -1 is
+            a fault, not the last token); names t, the length and B.
+        TypeError: t is not an int.
+        ValueError: the table does not fit num_tokens and block_size.
+
+    >>> translate([7, 1, 3], 48, 16, 0), translate([7, 1, 3], 48, 16, 47)
+    (112, 63)
+    >>> translate([7, 1, 3], 48, 16, -1)
+    Traceback (most recent call last):
+      ...
+    labs.paged_attention.PageFault: ...
+    """
+    return BlockTable.from_blocks(block_table, block_size=block_size, num_tokens=num_tokens).translate(t)
+
+
 class BlockManager:
     """Owns the block tables of many sequences over one pool (vLLM's block space manager).
 

@@ -9,11 +9,26 @@ import { EditorView, basicSetup } from "codemirror";
 import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { python } from "@codemirror/lang-python";
+import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { tags as t } from "@lezer/highlight";
 import { el, STATIC } from "./util.js";
 import { loadViz, upgradeGraphs } from "./graph.js";
 import { ChecksConsole } from "./checks.js";
 
 const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
+
+// Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
+// in Furo's light and dark themes; CodeMirror's default style does not.
+const highlightStyle = HighlightStyle.define([
+  { tag: [t.keyword, t.self, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: "var(--pc-hl-keyword)" },
+  { tag: [t.string, t.special(t.string), t.docString], color: "var(--pc-hl-string)" },
+  { tag: [t.comment, t.lineComment], color: "var(--pc-hl-comment)", fontStyle: "italic" },
+  { tag: [t.number, t.bool, t.null, t.atom], color: "var(--pc-hl-number)" },
+  { tag: [t.function(t.variableName), t.function(t.propertyName), t.function(t.definition(t.variableName))], color: "var(--pc-hl-function)" },
+  { tag: [t.className, t.typeName, t.definition(t.className)], color: "var(--pc-hl-class)" },
+  { tag: [t.operator, t.punctuation, t.bracket], color: "var(--pc-hl-operator)" },
+  { tag: [t.variableName, t.propertyName, t.definition(t.variableName)], color: "var(--pc-hl-name)" },
+]);
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
 const runtime = {
@@ -57,13 +72,14 @@ const bar = {
     this.progress = el("progress", { class: "pc-runtime-progress", max: "4", value: "0", "aria-label": "Python runtime loading progress" });
     const runAll = el("button", { type: "button", class: "pc-button", text: "Run all", onclick: () => runAll() });
     const restart = el("button", { type: "button", class: "pc-button", text: "Restart", title: "Forget every name the cells defined", onclick: () => restartRuntime() });
+    this.stop = el("button", { type: "button", class: "pc-button pc-stop", text: "■ Stop", title: "Stop the running code", disabled: true, onclick: () => stopPython() });
     this.root = el(
       "div",
       { class: "pc-runtime", role: "status", "aria-live": "polite", "data-state": "loading" },
       el("span", { class: "pc-runtime-dot", "aria-hidden": "true" }),
       this.text,
       this.progress,
-      el("span", { class: "pc-runtime-actions" }, runAll, restart),
+      el("span", { class: "pc-runtime-actions" }, this.stop, runAll, restart),
     );
     const firstCell = document.querySelector("div.cell");
     const article = document.querySelector("article") || document.body;
@@ -74,6 +90,7 @@ const bar = {
   },
   set(state, message, step, steps) {
     runtime.state = state;
+    this.stop.disabled = state !== "running";
     document.documentElement.dataset.pyodideState = state;
     this.root.dataset.state = state;
     this.text.textContent = message;
@@ -111,7 +128,7 @@ class Cell {
   build(input, pre) {
     const saved = storage.get(`cell-${this.index}`);
     const doc = saved !== null ? saved : this.original;
-    this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => this.run() }, "▶ Run");
+    this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.root.dataset.state === "running" ? stopPython() : this.run()) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
     this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
     this.statusText = el("span", { class: "pc-cell-status", text: "" });
@@ -133,6 +150,8 @@ class Cell {
       extensions: [
         basicSetup,
         python(),
+        Prec.high(syntaxHighlighting(highlightStyle)),
+        EditorView.lineWrapping, // no sideways scrolling, on phones either
         runKeys,
         EditorView.contentAttributes.of({ "aria-label": `Code of cell ${this.index + 1}` }),
         EditorView.updateListener.of((update) => {
@@ -169,6 +188,11 @@ class Cell {
   setState(state, message = "") {
     this.root.dataset.state = state;
     this.statusText.textContent = message;
+    const busy = state === "running" || state === "queued";
+    this.runButton.textContent = state === "running" ? "■ Stop" : "▶ Run";
+    this.runButton.title = state === "running" ? "Stop the running code" : "Run this cell (Ctrl+Enter)";
+    this.runButton.classList.toggle("pc-stop", state === "running");
+    this.runButton.setAttribute("aria-busy", busy ? "true" : "false");
   }
 
   clearOutput() {
@@ -248,6 +272,55 @@ function send(cell) {
   });
 }
 
+// ------------------------------------------------------------------- stop ---
+//
+// Cross-origin isolated pages (the serve command sends COOP/COEP) share an
+// interrupt buffer with Pyodide: writing SIGINT (2) makes Python raise
+// KeyboardInterrupt at its next check, and the namespace survives. Elsewhere,
+// or when Python does not answer within STOP_GRACE_MS (stuck outside the
+// interpreter loop), the worker is terminated and a fresh one started.
+
+const STOP_GRACE_MS = 2000;
+
+function stopPython() {
+  if (!runtime.pending.size) return;
+  const running = [...runtime.pending.values()].find((e) => e.started) || [...runtime.pending.values()][0];
+  if (runtime.interrupt) {
+    runtime.interrupt[0] = 2; // SIGINT
+    const stopped = running.cell;
+    bar.set("running", "Stopping…");
+    setTimeout(() => {
+      if ([...runtime.pending.values()].some((e) => e.cell === stopped && e.started)) {
+        hardRestart("Python did not respond to Stop, so it was restarted: the namespace was reset");
+      }
+    }, STOP_GRACE_MS);
+  } else {
+    hardRestart("Python was stopped and restarted: the namespace was reset (earlier cells re-run when needed)");
+  }
+}
+
+function hardRestart(message) {
+  runtime.worker.terminate();
+  for (const [id, entry] of runtime.pending) {
+    entry.cell.setState("error", entry.started ? "Stopped" : "Cancelled");
+    if (entry.started) entry.cell.appendError({ traceback: message });
+    entry.resolve({ status: "stopped" });
+    runtime.pending.delete(id);
+  }
+  for (const [id, entry] of runtime.checks) {
+    entry.reject(new Error(message));
+    runtime.checks.delete(id);
+  }
+  for (const cell of runtime.cells) {
+    cell.ranInSession = false;
+    cell.queuedInSession = false;
+    cell.autoQueued = false;
+    cell.counter.textContent = "[ ]";
+  }
+  runtime.restartMessage = message;
+  startWorker();
+}
+
 // Cells tagged "auto-rerun" (e.g. the live computation graph) run again after
 // every run of another cell, so what they show follows the learner's code.
 function queueAutoReruns(exclude) {
@@ -303,11 +376,15 @@ function restartRuntime() {
 function onWorkerMessage(event) {
   const msg = event.data;
   if (msg.type === "status") {
-    if (msg.state === "loading") bar.set("loading", `Python: ${msg.message} (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
+    if (msg.state === "loading" && runtime.restartMessage) bar.set("loading", `${runtime.restartMessage}. Restarting Python (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
+    else if (msg.state === "loading") bar.set("loading", `Python: ${msg.message} (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
     else if (msg.state === "ready") {
       const seconds = ((performance.now() - runtime.startedAt) / 1000).toFixed(1);
       performance.mark("pyodide-cells:ready");
-      bar.set("ready", `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s: edit a cell, then Run or Ctrl+Enter`);
+      if (runtime.restartMessage) {
+        bar.set("ready", runtime.restartMessage);
+        runtime.restartMessage = null;
+      } else bar.set("ready", `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s: edit a cell, then Run or Ctrl+Enter`);
       for (const { cell, started } of runtime.pending.values()) if (!started) cell.setState("running", "Running…");
     } else if (msg.state === "error") {
       bar.set("error", `Python failed to start: ${msg.message}`);
@@ -317,6 +394,10 @@ function onWorkerMessage(event) {
         runtime.pending.delete(id);
       }
     }
+    return;
+  }
+  if (msg.type === "fatal") {
+    hardRestart(`Python crashed (${msg.message}) and was restarted: the namespace was reset`);
     return;
   }
   if (msg.type === "checks") {
@@ -368,6 +449,7 @@ function onWorkerMessage(event) {
 // ------------------------------------------------------------------- boot ---
 
 function startWorker() {
+  runtime.interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
   runtime.worker = new Worker(new URL("pyodide_cells/worker.js", STATIC));
   runtime.worker.onmessage = onWorkerMessage;
   runtime.worker.onerror = (event) => bar.set("error", `Python worker failed: ${event.message || "unknown error"}`);
@@ -376,6 +458,7 @@ function startWorker() {
     pyodideURL: new URL("pyodide/", STATIC).href,
     wheelURL: CONFIG.wheel ? new URL(CONFIG.wheel, STATIC).href : "",
     runnerURL: new URL("pyodide_cells/runner.py", STATIC).href,
+    interruptBuffer: runtime.interrupt ? runtime.interrupt.buffer : null,
   });
 }
 
@@ -387,6 +470,10 @@ function main() {
   bar.set("loading", "Python: starting…", 0, 4);
   runtime.cells = roots.map((root, index) => new Cell(root, index));
   upgradeGraphs(document);
+  // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).
+  for (const pre of document.querySelectorAll("div.highlight pre")) {
+    if (pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
+  }
   const blocks = [...document.querySelectorAll("div.doctest-block pre")];
   if (blocks.length) runtime.console = new ChecksConsole(blocks, runChecks);
   window.pyodideCells = {
@@ -394,6 +481,7 @@ function main() {
     run: (index) => runtime.cells[index].run(),
     runAll,
     restart: restartRuntime,
+    stop: stopPython,
     check: () => runtime.console && runtime.console.check(),
   };
 }

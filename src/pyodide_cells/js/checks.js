@@ -37,6 +37,13 @@ export function parseExamples(text) {
   });
 }
 
+/** A traceback is long: "raises PageFault: t=48 ..." says what matters. */
+export function brief(text) {
+  if (!text || !text.startsWith("Traceback (most recent call last):")) return text;
+  const last = text.trim().split("\n").pop().trim();
+  return `raises ${last.replace(/^[\w.]*\.(\w+:)/, "$1")}`;
+}
+
 const ICON = { pending: "○", passed: "✓", failed: "✗", running: "…" };
 
 export class ChecksConsole {
@@ -62,7 +69,7 @@ export class ChecksConsole {
           " — ",
           el("code", { text: ex.source }),
           " → ",
-          el("code", { text: ex.want }),
+          el("code", { text: brief(ex.want) }),
           ex.description ? el("span", { class: "pc-check-desc", text: ` (${ex.description})` }) : null,
           el("span", { class: "pc-visually-hidden pc-check-status", text: ": not run yet" }),
           el("span", { class: "pc-check-detail" })),
@@ -119,7 +126,7 @@ export class ChecksConsole {
     checks.forEach((r, i) => {
       const item = this.items[i];
       if (!item) return;
-      const detail = r.status === "passed" ? "" : `expected ${r.expected}, got ${r.got || "(nothing)"}`;
+      const detail = r.status === "passed" ? "" : `expected ${brief(r.expected)}, got ${brief(r.got) || "(nothing)"}`;
       this.setItem(item, r.status, detail);
     });
     const passed = checks.filter((r) => r.status === "passed").length;

@@ -66,7 +66,7 @@ export function upgradeGraph(figure) {
   figure.dataset.upgraded = "1";
   const name = `lab-graph-view-${++groupCounter}`;
   const zoom = { value: "fit" };
-  const frame = el("div", { class: "lab-graph-frame", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
+  const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
   let view = "both";
   const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
   for (const [value, label] of VIEWS) {

@@ -13,6 +13,7 @@
 let ready = null; // Promise<{pyodide, runner}> once init arrives
 let queue = Promise.resolve(); // cells run strictly in arrival order
 let currentId = null;
+let interrupt = null; // Uint8Array on a SharedArrayBuffer, when the page is cross-origin isolated
 
 const post = (msg) => self.postMessage(msg);
 const status = (state, step, steps, message) => post({ type: "status", state, step, steps, message });
@@ -23,7 +24,7 @@ async function fetchBytes(url, what) {
   return response.arrayBuffer();
 }
 
-async function boot({ pyodideURL, wheelURL, runnerURL }) {
+async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
   const steps = 4;
   status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
   // Start fetching the small files while the interpreter downloads and compiles.
@@ -34,6 +35,11 @@ async function boot({ pyodideURL, wheelURL, runnerURL }) {
   });
   importScripts(pyodideURL + "pyodide.js");
   const pyodide = await self.loadPyodide({ indexURL: pyodideURL });
+  // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
+  if (interruptBuffer) {
+    interrupt = new Uint8Array(interruptBuffer);
+    pyodide.setInterruptBuffer(interrupt);
+  }
   status("loading", 2, steps, "Installing the labs package");
   const wheelBytes = await wheel;
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
@@ -51,9 +57,14 @@ async function boot({ pyodideURL, wheelURL, runnerURL }) {
   return { pyodide, runner };
 }
 
+function isFatal(text) {
+  return /fatal|already fatally failed|Maximum call stack size exceeded|memory access out of bounds|unreachable/i.test(text);
+}
+
 async function run({ id, code }) {
   const { runner } = await ready;
   currentId = id;
+  if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier cell must not hit this one
   const t0 = performance.now();
   let result;
   try {
@@ -61,9 +72,17 @@ async function run({ id, code }) {
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (err) {
-    // A JavaScript-level failure (e.g. stack overflow inside the interpreter).
-    post({ type: "error", id, ename: "RuntimeError", evalue: String(err), traceback: String(err) });
+    // A JavaScript-level failure (e.g. a stack overflow inside the interpreter).
+    // After a fatal error Pyodide cannot be used again: the page restarts us.
+    const text = String(err && err.message ? err.message : err);
+    post({ type: "error", id, ename: "RuntimeError", evalue: text, traceback: text });
     result = { status: "error", execution_count: null };
+    if (isFatal(text)) {
+      post({ type: "done", id, ms: performance.now() - t0, ...result });
+      post({ type: "fatal", message: text.split("\n")[0].slice(0, 200) });
+      currentId = null;
+      return;
+    }
   }
   post({ type: "done", id, ms: performance.now() - t0, ...result });
   currentId = null;

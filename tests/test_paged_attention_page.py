@@ -1,0 +1,176 @@
+"""Lab 3's page: its checks pass with the reference and the solution, and fail where the starter's TODOs are.
+
+The page's doctest blocks are the assertion suite the learner runs in the
+browser with the standard library's ``doctest``. Here they run the same way
+(``ELLIPSIS | NORMALIZE_WHITESPACE``, no pytest ``NUMBER``) against:
+
+- the reference CI binds through the page's ``lab.checks_use`` (docs/conftest.py);
+- the reference solution in the page's dropdown;
+- the exercise cell's starter code, and the starter with one TODO done at a
+  time: each TODO must own exactly its checks, and nothing may crash.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import doctest
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import labs.paged_attention as pa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs"))
+from conftest import checks_use  # noqa: E402  (docs/conftest.py)
+
+PAGE = ROOT / "docs" / "paged_attention.md"
+TEXT = PAGE.read_text()
+EXERCISE = re.compile(r"^```\{code-cell\} python\n:tags: \[exercise\]\n(.*?)^```$", re.S | re.M)
+SOLUTION = re.compile(r"^:::\{dropdown\} Reference solution\n(?::\w[^\n]*\n)*```python\n(.*?)^```$", re.S | re.M)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+TRANSLATIONS = [  # the checks the translation TODO owns
+    "First block", "End of the first block", "Second block", "End of the second block", "Third block",
+    "Last token", "Partly filled block",
+]
+FAULTS = [  # the checks the page-fault TODO owns
+    "Page fault past the end", "Page fault below zero", "Page fault in the last block",
+]
+ALL_CHECKS = [
+    "First block", "End of the first block", "Second block", "End of the second block", "Third block",
+    "Last token", "Page fault past the end", "Page fault below zero", "Partly filled block",
+    "Page fault in the last block",
+]
+
+
+def only(pattern: re.Pattern) -> str:
+    found = pattern.findall(TEXT)
+    assert len(found) == 1, f"expected exactly one match of {pattern.pattern!r}, found {len(found)}"
+    return found[0]
+
+
+STARTER = only(EXERCISE)
+SOLUTION_CODE = only(SOLUTION)
+
+
+def check_name(example: doctest.Example) -> str:
+    """The ``Name`` of the ``# Name: description`` comment on the example's ``>>>`` line."""
+    first = example.source.splitlines()[0]
+    assert "#" in first, f"a check without a name: {first!r}"
+    return first.split("#", 1)[1].split(":", 1)[0].strip()
+
+
+def run_checks(names: dict) -> tuple[list[str], list[str], int]:
+    """Run the page's doctest against ``names``: (failed checks, checks that raised unexpectedly, attempted)."""
+    test = doctest.DocTestParser().get_doctest(TEXT, dict(names), PAGE.name, str(PAGE), 0)
+    failed, raised = [], []
+
+    class Runner(doctest.DocTestRunner):
+        def report_failure(self, out, test, example, got):
+            failed.append(check_name(example))
+
+        def report_unexpected_exception(self, out, test, example, exc_info):
+            failed.append(check_name(example))
+            raised.append(check_name(example))
+
+    result = Runner(optionflags=FLAGS).run(test, out=lambda s: None)
+    assert result.failed == len(failed)
+    return failed, raised, result.attempted
+
+
+def define(code: str) -> dict:
+    """Run a cell's code as the page would (its output captured); return its ``translate``."""
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, "<cell>", "exec"), namespace)
+    return {"translate": namespace["translate"]}
+
+
+def translate_body(code: str) -> tuple[ast.Module, ast.FunctionDef]:
+    module = ast.parse(code)
+    [function] = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "translate"]
+    return module, function
+
+
+def is_fault_check(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and any(isinstance(n, ast.Raise) for n in ast.walk(node))
+
+
+def test_the_page_has_one_exercise_and_its_solution():
+    assert STARTER.count("# TODO") == 2
+    assert "from labs.paged_attention import PageFault" in STARTER
+    assert "from labs.paged_attention import PageFault" in SOLUTION_CODE
+    assert ">>>" not in SOLUTION_CODE and ">>>" not in STARTER
+    # The exercise cell is the only definition of the checked name on the page.
+    assert TEXT.count("def translate(") == 2  # starter and solution
+
+
+def test_every_check_is_named_once():
+    test = doctest.DocTestParser().get_doctest(TEXT, {}, PAGE.name, str(PAGE), 0)
+    assert [check_name(ex) for ex in test.examples] == ALL_CHECKS
+    assert sorted(TRANSLATIONS + FAULTS) == sorted(ALL_CHECKS)
+
+
+def test_checks_agree_with_the_reference_block_table():
+    """The values are BlockTable's: what the ``translate`` binding must compute."""
+    def translate(block_table, num_tokens, block_size, t):
+        return pa.BlockTable.from_blocks(block_table, block_size, num_tokens).translate(t)
+
+    assert run_checks({"translate": translate}) == ([], [], len(ALL_CHECKS))
+
+
+def test_reference_binding_passes_every_check():
+    names = checks_use(PAGE)  # labs.paged_attention:translate, as CI binds it
+    assert set(names) == {"translate"}
+    assert run_checks(names) == ([], [], len(ALL_CHECKS))
+
+
+def test_reference_solution_passes_every_check():
+    assert run_checks(define(SOLUTION_CODE)) == ([], [], len(ALL_CHECKS))
+
+
+def test_starter_runs_and_fails_every_check_its_todos_own():
+    failed, raised, attempted = run_checks(define(STARTER))  # define() raising would fail here
+    assert attempted == len(ALL_CHECKS)
+    assert failed == ALL_CHECKS  # the two TODOs together own every check
+    assert raised == []  # nothing crashes: the starter returns None
+
+
+def test_translation_todo_alone_leaves_exactly_the_page_faults_failing():
+    """The solution without its bounds check: right slots, but no PageFault."""
+    module, function = translate_body(SOLUTION_CODE)
+    kept = [n for n in function.body if not is_fault_check(n)]
+    assert len(kept) == len(function.body) - 1
+    function.body = kept
+    failed, raised, _ = run_checks(define(ast.unparse(module)))
+    assert failed == FAULTS
+    assert raised == []  # a wrong exception where one is expected is a plain failure
+    translate = define(ast.unparse(module))["translate"]
+    with pytest.raises(IndexError) as info:  # t = 48 reads block_table[3]
+        translate([7, 1, 3], 48, 16, 48)
+    assert not isinstance(info.value, pa.PageFault)
+    # t = -1 and t = 40 return real, wrong slots instead of faulting:
+    assert translate([7, 1, 3], 48, 16, -1) == 63 and translate([7, 1, 3], 40, 16, 40) == 56
+
+
+def test_page_fault_todo_alone_leaves_exactly_the_translations_failing():
+    """The starter with the solution's bounds check added: faults right, slots still missing."""
+    module, function = translate_body(STARTER)
+    _, solved = translate_body(SOLUTION_CODE)
+    [check] = [n for n in solved.body if is_fault_check(n)]
+    function.body.insert(1, check)  # after the docstring
+    failed, raised, _ = run_checks(define(ast.unparse(module)))
+    assert failed == TRANSLATIONS
+    assert raised == []
+
+
+@pytest.mark.parametrize("t", [48, -1, 100, -17])
+def test_solution_faults_with_the_reference_class(t):
+    translate = define(SOLUTION_CODE)["translate"]
+    with pytest.raises(pa.PageFault, match=str(t)):
+        translate([7, 1, 3], 48, 16, t)
