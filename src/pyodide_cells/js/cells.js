@@ -419,6 +419,9 @@ function onWorkerMessage(event) {
     bar.set("running", `Python: running cell ${cell.index + 1}…`);
   }
   switch (msg.type) {
+    case "start":
+      cell.setState("running", "Running…");
+      break;
     case "stream":
       cell.appendStream(msg.name, msg.text);
       break;

@@ -6,6 +6,7 @@
 //               {type: "check", id, blocks}  (run the page's doctest blocks)
 //               {type: "restart"}            (fresh namespace, same interpreter)
 // Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message}
+//               {type: "start", id}          (the cell began to run)
 //               {type: "stream"|"display"|"result"|"error", id, ...payload}
 //               {type: "done", id, status, execution_count, ms}
 //               {type: "checks", id, results: [{name, description, source, expected, got, status, setup}]}
@@ -65,6 +66,7 @@ async function run({ id, code }) {
   const { runner } = await ready;
   currentId = id;
   if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier cell must not hit this one
+  post({ type: "start", id });
   const t0 = performance.now();
   let result;
   try {

@@ -1,0 +1,155 @@
+"""The sandbox every lab shares: persistence, Stop, keyboard, accessibility, phones, no JS."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, wait_cell
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = ["index", "micrograd", "online_softmax", "paged_attention", "runtime"]
+LAB_PAGES = ["micrograd", "online_softmax", "paged_attention"]
+
+
+def goto(page, base_url, name, wait_ready=True):
+    page.goto(f"{base_url}/{name}.html")
+    if wait_ready and page.locator("div.cell.pc-live").count():
+        page.wait_for_function(READY, timeout=TIMEOUT)
+
+
+def test_edits_persist_across_reloads_and_reset_restores(page, base_url):
+    open_lab(page, base_url)
+    original = page.evaluate("window.pyodideCells.runtime.cells[0].original")
+    set_code(page, 0, "# my work in progress\nanswer = 6 * 7\nanswer")
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("window.pyodideCells.runtime.cells[0].code") == "# my work in progress\nanswer = 6 * 7\nanswer"
+    assert cell(page, 0).locator(".pc-edited").is_visible()
+    # Reset asks first; dismissing keeps the edit.
+    page.once("dialog", lambda d: d.dismiss())
+    cell(page, 0).locator(".pc-reset").click()
+    assert page.evaluate("window.pyodideCells.runtime.cells[0].code").startswith("# my work in progress")
+    page.once("dialog", lambda d: d.accept())
+    cell(page, 0).locator(".pc-reset").click()
+    assert page.evaluate("window.pyodideCells.runtime.cells[0].code") == original
+    assert not cell(page, 0).locator(".pc-edited").is_visible()
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("window.pyodideCells.runtime.cells[0].code") == original
+
+
+def test_stop_interrupts_an_endless_loop_and_the_namespace_survives(page, base_url):
+    open_lab(page, base_url)
+    assert page.evaluate("crossOriginIsolated") is True  # the serve command sends COOP/COEP
+    set_code(page, 0, "kept = 'still here'")
+    run_and_wait(page, 0)
+    set_code(page, 0, "while True:\n    pass")
+    cell(page, 0).locator(".pc-run").click()
+    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    page.wait_for_timeout(500)
+    page.locator(".pc-runtime .pc-stop").click()
+    wait_cell(page, 0)
+    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    set_code(page, 0, "kept")
+    assert run_and_wait(page, 0).strip() == "'still here'"
+
+
+def test_without_isolation_stop_restarts_python(browser, recorder, site_dir):
+    """A static host that cannot send COOP/COEP: Stop terminates and restarts the worker."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/micrograd.html")
+        page.wait_for_function(READY, timeout=TIMEOUT)
+        assert page.evaluate("crossOriginIsolated") is False
+        set_code(page, 0, "while True:\n    pass")
+        cell(page, 0).locator(".pc-run").click()
+        page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+        cell(page, 0).locator(".pc-run").click()  # the Run button is Stop while running
+        wait_cell(page, 0)
+        assert "namespace was reset" in cell(page, 0).locator(".cell_output").inner_text()
+        page.wait_for_function(READY, timeout=TIMEOUT)
+        assert "namespace was reset" in page.locator(".pc-runtime").inner_text()
+        set_code(page, 0, "sum(range(10))")
+        assert run_and_wait(page, 0).strip() == "45"
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+    assert recorder.page_errors == []
+
+
+def test_recursion_errors_leave_the_runtime_usable(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "import sys\nsys.setrecursionlimit(100_000)\ndef f(n):\n    return f(n + 1)\nf(0)")
+    out = run_and_wait(page, 0)
+    assert "RecursionError" in out or "namespace was reset" in out
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    set_code(page, 0, "2 ** 10")
+    assert run_and_wait(page, 0).strip() == "1024"
+
+
+def test_keyboard_shift_enter_runs_and_moves_on_escape_leaves(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "from labs.autograd import build_neuron\no = build_neuron().o\no.backward()")
+    page.keyboard.press("Shift+Enter")
+    wait_cell(page, 0)
+    assert page.evaluate("document.activeElement.closest('div.cell') === document.querySelectorAll('div.cell.pc-live')[1]")
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.classList.contains('pc-run')")
+    page.keyboard.press("Enter")  # the focused Run button
+    wait_cell(page, 1)
+    assert "10 nodes · 9 edges" in cell(page, 1).locator("figcaption").inner_text()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_accessibility_violations(page, base_url, name):
+    goto(page, base_url, name)
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".filter(v => ['serious', 'critical'].includes(v.impact))"
+        ".map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '))"
+    )
+    assert violations == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_fits_a_phone_and_is_screenshotted(phone_page, base_url, artifacts_dir, name):
+    goto(phone_page, base_url, name)
+    assert phone_page.evaluate("document.documentElement.scrollWidth") <= 390
+    phone_page.screenshot(path=str(artifacts_dir / f"{name}-phone.png"), full_page=True)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_on_desktop_is_screenshotted(page, base_url, artifacts_dir, name):
+    goto(page, base_url, name)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    page.screenshot(path=str(artifacts_dir / f"{name}-desktop.png"), full_page=True)
+
+
+@pytest.mark.parametrize("name", LAB_PAGES)
+def test_pages_read_well_without_javascript(browser, base_url, name):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{name}.html")
+        assert page.locator(".pc-runtime").count() == 0
+        assert page.locator("div.cell .cell_input pre").first.is_visible()  # the code, highlighted
+        cells = page.locator("div.cell")
+        assert cells.count() >= 2 and page.locator("div.cell .cell_output").count() == cells.count()  # baked outputs
+        assert page.locator("div.doctest-block").count() >= 2
+    finally:
+        context.close()
