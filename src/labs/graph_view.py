@@ -95,12 +95,14 @@ class _Nothing:
         return f"<p class='lab-graph-empty'>{html.escape(repr(self))}</p>"
 
 
-def draw_graph(source, title=None):
-    """A :class:`GraphView` of a Value, or of the biggest graph in a namespace.
+def draw_graph(source, prefer=None, title=None):
+    """A :class:`GraphView` of a Value, or of a graph found in a namespace.
 
     Args:
         source: a Value-like object, or a mapping such as ``globals()`` whose
             Value-like objects are searched with :func:`labs.graph.find_roots`.
+        prefer: with a mapping, the name to draw if it holds a Value-like
+            object (e.g. ``"o"``); otherwise the biggest graph is drawn.
         title: optional caption.
     Returns:
         GraphView, or a placeholder object saying there is nothing to draw.
@@ -112,8 +114,14 @@ def draw_graph(source, title=None):
     '10 nodes · 9 edges'
     >>> draw_graph({})
     No Value in the namespace yet: run a cell that builds one.
+    >>> ns = vars(build_neuron()); draw_graph(ns, prefer="n").summary
+    '9 nodes · 8 edges'
     """
     if hasattr(source, "_prev"):
         return GraphView(source, title)
+    if prefer is not None and hasattr(source, "get"):
+        chosen = source.get(prefer)
+        if chosen is not None and hasattr(chosen, "_prev") and not isinstance(chosen, type):
+            return GraphView(chosen, title)
     roots = find_roots(source)
     return GraphView(roots[0], title) if roots else _Nothing()
