@@ -474,3 +474,14 @@ def test_paged_attention_refuses_overflowing_logits():
         paged_attention([[1e308, 1e308]], cache, [0], num_tokens=1, scale=1.0)
     with pytest.raises(ValueError, match="invalid physical block id 5"):
         cache.gather([5], 1)
+
+
+def test_the_diagram_is_inlined_as_html_so_it_follows_the_theme():
+    from labs.block_table_svg import BlockTableDiagram
+
+    manager = BlockManager(num_blocks=4, block_size=4)
+    manager.add_sequence("a")
+    manager.append("a", 5)
+    html = BlockTableDiagram(manager)._repr_html_()
+    assert html.startswith('<div class="block-table-diagram"><svg') and html.endswith("</svg></div>")
+    assert "currentColor" in html

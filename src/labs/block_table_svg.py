@@ -171,6 +171,14 @@ class BlockTableDiagram:
         out.append("</svg>")
         return "\n".join(out)
 
+    def _repr_html_(self) -> str:
+        """The SVG inline in a div: pages inline it, so it follows the theme's colours.
+
+        (A bare ``image/svg+xml`` output is saved as a file and shown through
+        ``<img>``, where ``currentColor`` and the accessible title are lost.)
+        """
+        return f'<div class="block-table-diagram">{self._repr_svg_()}</div>'
+
     def svg(self) -> str:
         """Same as :meth:`_repr_svg_`, for saving to a file."""
         return self._repr_svg_()

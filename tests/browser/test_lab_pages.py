@@ -1,0 +1,68 @@
+"""Labs 2 and 3 in headless Chromium: the checks run in Pyodide, the pictures redraw."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, run_and_wait, set_code
+from tests.pages import code_cells, read_page, reference_solution
+
+pytestmark = pytest.mark.browser
+
+
+def open_page(page, base_url, name):
+    page.goto(f"{base_url}/{name}.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+
+
+def check(page):
+    page.evaluate("document.querySelector('.pc-checks').dataset.state = 'stale'")
+    page.locator(".pc-checks .pc-run").click()
+    page.wait_for_function(
+        "['passed', 'failed'].includes(document.querySelector('.pc-checks').dataset.state)", timeout=TIMEOUT
+    )
+    statuses = page.locator(".pc-check").evaluate_all("items => items.map(i => i.dataset.status)")
+    return statuses, page.locator(".pc-checks-summary").inner_text()
+
+
+def cell_index(name, tag=None, contains=None):
+    for i, (tags, code) in enumerate(code_cells(read_page(name))):
+        if (tag and tag in tags) or (contains and contains in code):
+            return i
+    raise LookupError(tag or contains)
+
+
+@pytest.mark.parametrize("name, checks", [("online_softmax", 10), ("paged_attention", 10)])
+def test_starter_fails_and_reference_solution_passes_in_the_page(page, base_url, name, checks):
+    open_page(page, base_url, name)
+    statuses, summary = check(page)
+    assert len(statuses) == checks and "failed" in statuses
+    exercise = cell_index(f"{name}.md", tag="exercise")
+    set_code(page, exercise, reference_solution(read_page(f"{name}.md")))
+    run_and_wait(page, exercise)
+    statuses, summary = check(page)
+    assert statuses == ["passed"] * checks and summary == f"{checks} / {checks} passed"
+
+
+def test_the_softmax_trace_redraws_for_the_learners_row(page, base_url):
+    open_page(page, base_url, "online_softmax")
+    index = cell_index("online_softmax.md", contains="SoftmaxTrace(logits")
+    svg = page.locator("div.cell.pc-live").nth(index).locator(".cell_output svg")
+    before = svg.first.locator("desc").text_content()
+    code = page.evaluate("i => window.pyodideCells.runtime.cells[i].code", index)
+    set_code(page, index, code.replace("logits = [3.0, 1000.0, -1000.0, 999.0, 1000.0, -2.0]", "logits = [-5.0, 700.0, 710.0]"))
+    run_and_wait(page, index)
+    after = svg.first.locator("desc").text_content()
+    assert after != before and "710" in after
+
+
+def test_the_block_table_diagram_redraws_after_a_fork(page, base_url):
+    open_page(page, base_url, "paged_attention")
+    index = cell_index("paged_attention.md", contains="BlockTableDiagram(forks)")
+    out = page.locator("div.cell.pc-live").nth(index).locator(".cell_output")
+    assert "×4" in out.locator("svg").first.text_content()  # the prompt block, shared by 4 tables
+    code = page.evaluate("i => window.pyodideCells.runtime.cells[i].code", index)
+    set_code(page, index, code.replace("NEW_TOKENS = (1, 0, 5)", "NEW_TOKENS = (0,)"))
+    run_and_wait(page, index)
+    text = out.locator("svg").first.text_content()
+    assert "×2" in text and "×4" not in text
