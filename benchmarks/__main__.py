@@ -1,39 +1,61 @@
-"""Time to first output in headless Chromium, against the bare-Pyodide floor.
+"""The lab guide's benchmark harness (``nox -s bench``): pages in Chromium, engines in CPython and Pyodide.
 
-For each page, ``--runs`` cold visits (a new browser context, so an empty HTTP
-cache) of the built site served on 127.0.0.1, each measuring:
+1. **Pages.** The built site is served on 127.0.0.1 by the guide's own server
+   (gzip, COOP/COEP, cache headers) and opened in headless Chromium. For the
+   floor (a bare page that only boots Pyodide 0.26.2 from the same
+   ``_static/pyodide/`` and prints one line) and each lab page, ``--runs``
+   times each:
 
-- navigation -> runtime ready (the page's ``pyodide-cells:ready`` mark);
-- navigation -> first cell output (Run is pressed as soon as the button exists,
-  so it is queued while Python loads; ``pyodide-cells:first-output``);
-- bytes transferred (headers + bodies of every response, workers included).
+   - a **cold visit** (a new browser context: empty HTTP cache): navigation ->
+     runtime ready, navigation -> first cell output (Run is pressed as soon as
+     the button exists, so it waits in the queue while Python loads), bytes
+     transferred as served (gzip) and as files on disk;
+   - a **second visit** in the same context (HTTP cache warm);
+   - the **warm re-run** of the page's first cell, timed inside the page.
 
-The floor is a bare page that only boots Pyodide 0.26.2 from the same
-``_static/pyodide/`` and prints one line. Results: a table on stdout and
-``bench-results/bench.json``.
+   Every figure is a median; ratios are to the floor's cold first output.
+2. **Engines in CPython**: ``benchmarks.engines`` (ours vs PyPI's micrograd
+   0.1.0) and ``benchmarks.kernels`` (softmax, attention, block tables,
+   autograd).
+3. **Engines in the page**: ``benchmarks.kernels`` run inside Pyodide in the
+   micrograd page, and its ratio to CPython.
 
-    python -m benchmarks --site build/html [--runs 5]
+Writes ``bench-results/bench.json`` and the tables the Performance page
+includes (``docs/_generated/*.csv``, ``docs/_generated/meta.md``): figures are
+never typed by hand.
+
+    python -m benchmarks --site build/html [--runs 5] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from pyodide_cells.serve import make_server  # noqa: E402
 
+GENERATED = ROOT / "docs" / "_generated"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]
+LAB_PAGES = {"micrograd lab": "micrograd.html", "online softmax lab": "online_softmax.html",
+             "paged attention lab": "paged_attention.html"}
+FLOOR = "floor (bare Pyodide)"
+TIMEOUT = 180_000
 
 BARE_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Bare Pyodide floor</title>
@@ -56,100 +78,253 @@ def mark(page, name: str) -> float:
     return page.evaluate("n => performance.getEntriesByName(n)[0].startTime", name)
 
 
-def visit(browser, url: str, is_lab: bool) -> dict:
-    context = browser.new_context()
-    total = {"bytes": 0, "requests": 0, "foreign": 0}
+class Traffic:
+    """Bytes a context received: as encoded on the wire, and as the files on disk."""
 
-    def finished(request):
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.reset()
+
+    def reset(self) -> None:
+        self.wire = 0
+        self.files = 0
+        self.requests = 0
+        self.from_cache = 0
+        self.foreign = 0
+
+    def note_host(self, url: str) -> None:
+        if urlsplit(url).hostname not in {"127.0.0.1", "localhost", None}:
+            self.foreign += 1
+
+    def finished(self, request) -> None:
+        """A response arrived: count what crossed the wire (0 when served from the cache)."""
+        response = request.response()
         sizes = request.sizes()
-        total["bytes"] += sizes["responseBodySize"] + sizes["responseHeadersSize"]
-        total["requests"] += 1
+        received = max(sizes["responseBodySize"], 0) + max(sizes["responseHeadersSize"], 0)
+        self.requests += 1
+        self.wire += received
+        if received == 0:
+            self.from_cache += 1
+        elif response is not None and response.status == 200:
+            path = self.site / urlsplit(request.url).path.lstrip("/")
+            if path.is_file():
+                self.files += path.stat().st_size
 
-    context.on("requestfinished", finished)
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else (
-        total.__setitem__("foreign", total["foreign"] + 1), r.abort()))
+
+def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
+    traffic.reset()
     page = context.new_page()
     page.goto(url, wait_until="commit")
     if is_lab:
         page.locator("div.cell.pc-live .pc-run").first.click()
         page.wait_for_function(
-            "document.querySelector('div.cell.pc-live').dataset.state === 'done'", timeout=120_000
-        )
-        # Warm re-run inside the page: the same cell again, Python already loaded.
-        warm = page.evaluate(
-            "async () => { const r = []; for (let i = 0; i < 5; i++) r.push((await window.pyodideCells.run(0)).ms); return r; }"
+            "document.querySelector('div.cell.pc-live').dataset.state === 'done'", timeout=TIMEOUT
         )
     else:
-        page.wait_for_selector("body[data-state=done]", timeout=120_000)
-        warm = []
-    page.wait_for_timeout(300)  # let late responses (source maps are not fetched) finish
+        page.wait_for_selector("body[data-state=done]", timeout=TIMEOUT)
+    page.wait_for_timeout(500)  # late responses (fonts, the graph's Graphviz) are counted too
     result = {
         "ready_ms": mark(page, "pyodide-cells:ready"),
         "first_output_ms": mark(page, "pyodide-cells:first-output"),
-        "bytes": total["bytes"],
-        "requests": total["requests"],
-        "foreign_requests": total["foreign"],
-        "warm_rerun_ms": statistics.median(warm) if warm else None,
+        "wire_bytes": traffic.wire,
+        "file_bytes": traffic.files,
+        "requests": traffic.requests,
+        "from_cache": traffic.from_cache,
+        "foreign_requests": traffic.foreign,
     }
-    context.close()
+    if is_lab:
+        result["warm_rerun_ms"] = page.evaluate(
+            """async () => {
+                const times = [];
+                for (let i = 0; i < 9; i++) {
+                    await window.pyodideCells.idle();  // the graph cell re-runs after each run
+                    const t0 = performance.now();
+                    await window.pyodideCells.run(0);
+                    times.push(performance.now() - t0);
+                }
+                times.sort((a, b) => a - b);
+                return times[4];
+            }"""
+        )
+    page.close()
     return result
 
 
-def summarize(runs: list[dict]) -> dict:
-    out = {"runs": runs}
-    for key in ("ready_ms", "first_output_ms", "bytes", "warm_rerun_ms"):
-        values = [r[key] for r in runs if r[key] is not None]
-        out[key] = statistics.median(values) if values else None
-    return out
+def median_of(runs: list[dict], key: str):
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def bench_pages(browser, base: str, site: Path, runs: int) -> dict:
+    pages = {FLOOR: ("_bench/bare.html", False), **{k: (v, True) for k, v in LAB_PAGES.items()}}
+    results = {}
+    for name, (path, is_lab) in pages.items():
+        cold, second = [], []
+        for _ in range(runs):
+            context = browser.new_context()
+            traffic = Traffic(site)
+            context.on("requestfinished", traffic.finished)
+            # Count (not route) requests to other hosts: routing would disable
+            # the HTTP cache, and the second visit measures exactly that cache.
+            context.on("request", lambda r, traffic=traffic: traffic.note_host(r.url))
+            cold.append(visit(context, traffic, f"{base}/{path}", is_lab))
+            second.append(visit(context, traffic, f"{base}/{path}", is_lab))
+            context.close()
+        results[name] = {
+            "cold": {k: median_of(cold, k) for k in cold[0]},
+            "second": {k: median_of(second, k) for k in second[0]},
+            "runs": {"cold": cold, "second": second},
+        }
+    return results
+
+
+def kernels_in_page(browser, base: str, scale: str) -> dict:
+    """benchmarks/kernels.py run inside Pyodide, in the micrograd page's worker."""
+    source = (ROOT / "benchmarks" / "kernels.py").read_text()
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{base}/micrograd.html")
+    page.wait_for_function("document.documentElement.dataset.pyodideState === 'ready'", timeout=TIMEOUT)
+    code = (
+        "import json\n"
+        "_kernels = {'__name__': 'kernels_page'}\n"
+        f"exec(compile({source!r}, 'kernels.py', 'exec'), _kernels)\n"
+        f"print(json.dumps(_kernels['run']({scale!r})))\n"
+    )
+    out = page.evaluate("code => window.pyodideCells.runCode(code)", code)
+    context.close()
+    if out.get("error"):
+        raise RuntimeError(f"kernels failed in the page: {out['error'].get('traceback')}")
+    return json.loads(out["stdout"])
+
+
+def python_module(module: str, *args: str) -> dict:
+    """Run ``python -m module --out tmp.json`` in CPython; return its JSON."""
+    out = ROOT / "bench-results" / f"{module.split('.')[-1]}.json"
+    subprocess.run([sys.executable, "-m", module, *args, "--out", str(out)], cwd=ROOT, check=True)
+    return json.loads(out.read_text())
+
+
+def write_tables(data: dict) -> None:
+    """The CSV tables and the meta line that docs/performance.md includes."""
+    GENERATED.mkdir(parents=True, exist_ok=True)
+    pages = data["pages"]
+    floor = pages[FLOOR]["cold"]["first_output_ms"]
+    with open(GENERATED / "pages.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["page", "visit", "ready (ms)", "first output (ms)", "× floor", "MB (gzip)", "MB (files)", "warm re-run (ms)"])
+        for name, res in pages.items():
+            for visit_name in ("cold", "second"):
+                r = res[visit_name]
+                warm = r.get("warm_rerun_ms")
+                w.writerow([
+                    name, visit_name, f"{r['ready_ms']:.0f}", f"{r['first_output_ms']:.0f}",
+                    f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
+                    f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
+                ])
+    cpython = {(c["group"], c["name"], c.get("n")): c for c in data["kernels_cpython"]["cases"]}
+    with open(GENERATED / "kernels.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["group", "case", "n", "unit", "CPython", "Pyodide (page)", "page ÷ CPython"])
+        for c in data["kernels_page"]["cases"]:
+            ref = cpython.get((c["group"], c["name"], c.get("n")))
+            ratio = ""
+            if ref and ref["median"]:
+                # For rates (per second) a slower page means a smaller number.
+                ratio = c["median"] / ref["median"] if "/s" not in c["unit"] else ref["median"] / c["median"]
+                ratio = f"{ratio:.2f}"
+            w.writerow([c["group"], c["name"], c.get("n", ""), c["unit"], f"{ref['median']:.4g}" if ref else "",
+                        f"{c['median']:.4g}", ratio])
+    engines = data.get("engines_cpython")
+    if engines:
+        with open(GENERATED / "engines.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["case", "engine", "forward + backward (ms)", "ours ÷ micrograd", "note"])
+            for row in engines.get("results", []):
+                if "error" in row:
+                    w.writerow([row["case"], row["engine"], row["error"], "", row.get("note", "")])
+                    continue
+                ratio = row.get("ratio_vs_micrograd")
+                w.writerow([row["case"], row["engine"], f"{1e3 * row['median_s']:.2f}",
+                            f"{ratio:.2f}" if ratio is not None else "", row.get("note", "")])
+    (GENERATED / "meta.md").write_text(
+        f"Measured on {data['date']} by `nox -s bench`: {data['machine']}; {data['runs']} runs per figure, medians; "
+        f"{data['browser']}.\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="first-output benchmark vs the bare-Pyodide floor")
+    parser = argparse.ArgumentParser(description="the lab guide's benchmarks")
     parser.add_argument("--site", default=str(ROOT / "build" / "html"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--out", default=str(ROOT / "bench-results" / "bench.json"))
+    parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
+    parser.add_argument("--chromium", default=os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium"))
+    parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")
     args = parser.parse_args(argv)
-    if args.runs < 1:
+    runs = 1 if args.quick else args.runs
+    if runs < 1:
         parser.error("--runs must be at least 1")
+    scale = "quick" if args.quick else "full"
 
     site = Path(args.site)
-    bare = site / "_bench" / "bare.html"
-    bare.parent.mkdir(exist_ok=True)
-    bare.write_text(BARE_PAGE)
+    (site / "_bench").mkdir(exist_ok=True)
+    (site / "_bench" / "bare.html").write_text(BARE_PAGE)
     server = make_server(site, port=0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
 
     from playwright.sync_api import sync_playwright
 
-    pages = {"floor (bare Pyodide)": ("_bench/bare.html", False), "micrograd lab": ("micrograd.html", True)}
-    results: dict[str, dict] = {}
+    print("CPython engines …", flush=True)
+    data = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{os.cpu_count()} cores, {platform.machine()}, CPython {platform.python_version()}",
+        "runs": runs,
+        "kernels_cpython": python_module("benchmarks.kernels", "--scale", scale),
+    }
+    try:
+        data["engines_cpython"] = python_module("benchmarks.engines", *(["--repeats", "5", "--warmup", "1"] if args.quick else []))
+    except subprocess.CalledProcessError as exc:  # micrograd missing: say so, go on
+        print(f"engines benchmark failed: {exc}", flush=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
-        visit(browser, f"{base}/_bench/bare.html", False)  # warm the OS file cache, not the browser's
-        for name, (path, is_lab) in pages.items():
-            runs = []
-            for _ in range(args.runs):
-                runs.append(visit(browser, f"{base}/{path}", is_lab))
-            results[name] = summarize(runs)
+        data["browser"] = f"headless Chromium {browser.version}"
+        print("pages …", flush=True)
+        data["pages"] = bench_pages(browser, base, site, runs)
+        print("engines in the page …", flush=True)
+        data["kernels_page"] = kernels_in_page(browser, base, scale)
         browser.close()
     server.shutdown()
 
-    floor = results["floor (bare Pyodide)"]
-    print(f"\nCold visits, medians of {args.runs} runs (headless Chromium, 127.0.0.1):\n")
-    print(f"{'page':24} {'ready ms':>9} {'first output ms':>16} {'x floor':>8} {'MB':>7} {'warm re-run ms':>15}")
-    for name, r in results.items():
-        ratio = r["first_output_ms"] / floor["first_output_ms"]
-        r["first_output_ratio"] = ratio
-        warm = f"{r['warm_rerun_ms']:.1f}" if r["warm_rerun_ms"] is not None else "-"
-        print(f"{name:24} {r['ready_ms']:9.0f} {r['first_output_ms']:16.0f} {ratio:8.2f} {r['bytes'] / 1e6:7.2f} {warm:>15}")
-    if any(r["foreign_requests"] for res in results.values() for r in res["runs"]):
-        print("WARNING: requests to other hosts were made (and aborted)")
-    out = Path(args.out)
+    floor = data["pages"][FLOOR]["cold"]
+    print(f"\nPages, medians of {runs} runs (headless Chromium, 127.0.0.1, gzip):\n")
+    print(f"{'page':22} {'visit':7} {'ready':>7} {'first out':>10} {'×floor':>7} {'MB gz':>7} {'MB files':>9} {'re-run ms':>10}")
+    for name, res in data["pages"].items():
+        for visit_name in ("cold", "second"):
+            r = res[visit_name]
+            warm = r.get("warm_rerun_ms")
+            print(f"{name:22} {visit_name:7} {r['ready_ms']:7.0f} {r['first_output_ms']:10.0f} "
+                  f"{r['first_output_ms'] / floor['first_output_ms']:7.2f} {r['wire_bytes'] / 1e6:7.2f} "
+                  f"{r['file_bytes'] / 1e6:9.2f} {warm if warm is None else round(warm, 1)!s:>10}")
+    lab = data["pages"]["micrograd lab"]
+    data["targets"] = {
+        "cold_first_output_vs_floor": lab["cold"]["first_output_ms"] / floor["first_output_ms"],
+        "second_first_output_vs_floor": lab["second"]["first_output_ms"] / floor["first_output_ms"],
+        "warm_rerun_ms": lab["cold"]["warm_rerun_ms"],
+        "extra_wire_bytes_vs_floor": lab["cold"]["wire_bytes"] - floor["wire_bytes"],
+        "extra_file_bytes_vs_floor": lab["cold"]["file_bytes"] - floor["file_bytes"],
+    }
+    print("\nTargets (micrograd lab):", json.dumps(data["targets"], indent=1))
+    foreign = sum(r["foreign_requests"] for res in data["pages"].values() for v in res["runs"].values() for r in v)
+    if foreign:
+        print(f"WARNING: {foreign} requests to other hosts were made (and aborted)")
+    out = ROOT / "bench-results" / "bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "runs_per_page": args.runs, "results": results}, indent=2))
+    out.write_text(json.dumps(data, indent=1))
     print(f"\nwritten to {out}")
+    if not args.no_publish:
+        write_tables(data)
+        print(f"tables for the Performance page written to {GENERATED}")
     return 0
 
 

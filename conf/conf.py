@@ -28,7 +28,7 @@ extensions = [
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints"]
 nitpicky = True
 
 # --- MyST / myst-nb ---------------------------------------------------------

@@ -349,6 +349,26 @@ function runAll() {
   return Promise.all(runs);
 }
 
+/** Run code in the page's namespace without showing it in any cell (benchmarks, tests). */
+function runCode(code) {
+  const sink = {
+    index: -1, code, stdout: "", stderr: "", results: [], error: null, counter: {},
+    setState() {}, clearOutput() {}, appendError(msg) { this.error = msg; },
+    appendStream(name, text) { this[name] += text; },
+    appendBundle(data) { this.results.push(data); },
+  };
+  const id = runtime.nextId++;
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    runtime.pending.set(id, {
+      cell: sink,
+      started: false,
+      resolve: (r) => resolve({ ...r, wallMs: performance.now() - t0, stdout: sink.stdout, stderr: sink.stderr, results: sink.results, error: sink.error }),
+    });
+    runtime.worker.postMessage({ type: "run", id, code });
+  });
+}
+
 /** Run the cells that have not run yet, then the page's checks; resolve with their records. */
 function runChecks(blocks) {
   const missing = runtime.cells.filter((c) => !c.ranInSession && !c.queuedInSession && !c.auto);
@@ -485,6 +505,11 @@ function main() {
     runAll,
     restart: restartRuntime,
     stop: stopPython,
+    runCode,
+    idle: () => new Promise((resolve) => {
+      const poll = () => (runtime.pending.size ? setTimeout(poll, 5) : resolve());
+      poll();
+    }),
     check: () => runtime.console && runtime.console.check(),
   };
 }
