@@ -412,3 +412,133 @@ def test_tanh_and_sigmoid_finite_for_every_float(x):
     (t + s).backward()
     assert -1.0 <= t.data <= 1.0 and 0.0 <= s.data <= 1.0
     assert 0.0 <= v.grad <= 1.25  # tanh' <= 1, sigmoid' <= 1/4
+
+
+# --- the fast paths keep the semantics -------------------------------------------
+
+def test_backward_callable_by_hand_as_in_the_lecture():
+    x, w = Value(2.0), Value(-3.0)
+    n = x * w
+    n.grad = 1.0
+    n._backward()  # d(xw)/dx = w, d(xw)/dw = x
+    assert (x.grad, w.grad) == (-3.0, 2.0)
+    o = n.tanh()
+    o.grad = 2.0
+    o._backward()  # n.grad += (1 - tanh(-6)**2) * 2
+    assert n.grad == approx(1.0 + 2 * (1 - math.tanh(-6.0) ** 2), rel=1e-15)
+
+
+def test_results_are_floats_even_from_int_data_set_by_hand():
+    v = Value(1.0)
+    v.data = 3  # an int assigned directly, bypassing the constructor
+    for y, expected in [(v * v, 9.0), (v + v, 6.0), (v - 1, 2.0), (-v, -3.0), (v.relu(), 3.0)]:
+        assert type(y.data) is float and y.data == expected
+
+
+def test_overflow_message_names_the_operands():
+    with pytest.raises(OverflowError, match=r"\*\(1e\+308, 10\.0\) = inf"):
+        Value(1e308) * 10
+    with pytest.raises(OverflowError, match=r"-\(-1e\+308, 1e\+308\) = -inf"):
+        Value(-1e308) - 1e308
+
+
+def test_finite_gradients_whose_sum_overflows_do_not_raise():
+    a, b = Value(1.0), Value(-1.0)
+    y = a * 1.5e308 + b * 1.5e308  # 0.0; the gradients add up past 1.8e308
+    y.backward()
+    assert y.data == 0.0
+    assert (a.grad, b.grad) == (1.5e308, 1.5e308)  # d/da = d/db = 1.5e308
+
+
+def test_chain_with_constants_like_the_benchmark():
+    x = Value(1.0)
+    y = x
+    for _ in range(2000):
+        y = y * 1.0001 + 0.5  # each step: dy_new/dy = 1.0001
+    y.backward()
+    assert len(topological_order(y)) == 4 * 2000 + 1  # two constants, two results a step
+    assert x.grad == approx(1.0001 ** 2000, rel=1e-12)
+
+
+class DataEqual:
+    """A learner-style node that compares and hashes by data: two of them with
+    the same data are still two nodes."""
+
+    def __init__(self, data, children=()):
+        self.data, self.grad, self._prev, self._op = data, 0.0, tuple(children), ''
+        self._backward = lambda: None
+
+    def __eq__(self, other):
+        return isinstance(other, DataEqual) and self.data == other.data
+
+    def __hash__(self):
+        return hash(self.data)
+
+
+def test_topological_order_tells_nodes_apart_by_identity():
+    x = Value(2.0)
+    p, q = DataEqual(3.0, (x,)), DataEqual(3.0)  # equal, distinct
+    root = Value(1.0)
+    root._prev = (p, q)
+    order = topological_order(root)
+    assert [id(n) for n in order] == [id(x), id(p), id(q), id(root)]
+    root.backward()  # a graph of mixed classes: reset, seed, finiteness check
+    assert root.grad == 1.0
+
+    class SameToAll(Value):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    s, t = SameToAll(1.0), SameToAll(2.0)
+    z = s * t + s
+    assert [n.data for n in topological_order(z)] == [1.0, 2.0, 2.0, 3.0]
+    z.backward()
+    assert (s.grad, t.grad) == (3.0, 1.0)  # d/ds = t + 1, d/dt = s
+
+
+@pytest.mark.parametrize("bad", [None, 0])
+def test_child_without_children_field_is_a_type_error(bad):
+    a = Value(1.0)
+    b = a * 2
+    a._prev = bad
+    with pytest.raises(TypeError, match="'Value'|not iterable"):
+        topological_order(b)
+    del a._prev
+    with pytest.raises(TypeError, match="got 'Value'"):
+        b.backward()
+
+
+def _reference_order(root):
+    """Depth-first post-order by recursion (test graphs are small), children in _prev order."""
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) not in seen:
+            seen.add(id(node))
+            for child in node._prev:
+                visit(child)
+            order.append(node)
+    visit(root)
+    return order
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(st.lists(st.tuples(st.sampled_from("+-*n"), st.integers(0, 10**6), st.integers(0, 10**6)),
+                min_size=1, max_size=40))
+def test_topological_order_matches_recursive_dfs(ops):
+    nodes = [Value(0.5), Value(-1.5), Value(2.0)]
+    for op, i, j in ops:
+        a, b = nodes[i % len(nodes)], nodes[j % len(nodes)]
+        nodes.append({"+": lambda: a + b, "-": lambda: a - b, "*": lambda: (a * b).tanh(),
+                      "n": lambda: -a}[op]())
+    root = nodes[-1]
+    order = topological_order(root)
+    assert [id(n) for n in order] == [id(n) for n in _reference_order(root)]
+    root.backward()
+    first = [n.grad for n in order]
+    root.backward()  # leaves accumulate, non-leaves hold this pass only
+    assert [n.grad for n in order] == [approx(2 * g) if not n._prev else g for n, g in zip(order, first)]
+    root.zero_grad()
+    assert all(n.grad == 0.0 for n in order)

@@ -3,9 +3,9 @@
 After micrograd (Karpathy, 2020, github.com/karpathy/micrograd, ``engine.py``)
 and his lecture "The spelled-out intro to neural networks and backpropagation"
 (2022). Each Value holds ``data``, ``grad``, its children ``_prev``, the op
-``_op`` that made it and a ``_backward`` closure that applies the chain rule
+``_op`` that made it and a ``_backward`` callable that applies the chain rule
 (Rumelhart, Hinton & Williams, 1986): child.grad += d(out)/d(child) * out.grad.
-:meth:`Value.backward` runs those closures in reverse topological order, found
+:meth:`Value.backward` runs those callables in reverse topological order, found
 with an explicit stack because Pyodide's stack is small (no recursion anywhere).
 
 Unlike micrograd, no operation silently yields NaN or inf: the constructor
@@ -14,18 +14,60 @@ math.tanh and ``sigmoid`` the stable two-branch form. ``backward`` resets
 non-leaf gradients first (see its docstring). ``_prev`` is a tuple of distinct
 children in operand order (micrograd: a set), so the topological order and the
 pictures drawn from it are the same on every run.
+
+Speed (``benchmarks/engines.py``: at least as fast as micrograd 0.1.0): an op's
+result skips the constructor's checks, guarded by one test, ``x - x`` (NaN
+exactly when x is inf or NaN); its ``_backward`` is a ``functools.partial`` of
+``_chain1``/``_chain2``, which leaves the cyclic garbage collector about half
+the objects a closure's cells do; the graph walk keys its set by the nodes
+themselves, not by id().
 """
 
 import math
+from functools import partial
 from types import SimpleNamespace
 
 __all__ = ["Value", "topological_order", "build_neuron", "numerical_gradient"]
+
+_new = object.__new__  # an instance without running __init__ and its checks
+
+
+def _no_backward():
+    """A leaf's ``_backward``: it has no children to propagate into."""
+
+
+def _checked_data(data):
+    """The constructor's checks: data as a float; TypeError/ValueError if it is not
+    an int/float or not finite."""
+    if isinstance(data, Value) or not isinstance(data, (int, float)):
+        raise TypeError(f"Value data must be an int or float, "
+                        f"got {type(data).__name__!r}")
+    data = float(data)
+    if not math.isfinite(data):
+        raise ValueError(f"Value data must be finite, got {data!r}: NaN and "
+                         f"inf are rejected so no gradient turns into NaN")
+    return data
+
+
+def _checked_result(data, children, op):
+    """An op's result that is not a finite float: OverflowError naming the
+    operands if it is inf or NaN, else the constructor's checks."""
+    if not math.isfinite(data):
+        args = ", ".join(repr(c.data) for c in children)
+        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, "
+                            f"beyond float64's largest finite 1.8e308")
+    return _checked_data(data)
 
 
 def _operand(other, symbol):
     """Wrap an int/float operand as a leaf Value; reject any other type."""
     if isinstance(other, Value):
         return other
+    if type(other) is float and not other - other:  # a finite float: no checks
+        leaf = _new(Value)
+        leaf.data, leaf.grad, leaf._backward = other, 0.0, _no_backward
+        leaf._prev, leaf._op, leaf.label = (), '', ''
+        return leaf
     if isinstance(other, (int, float)):  # bool is an int: fine as a number
         return Value(other)
     raise TypeError(f"unsupported operand type for Value {symbol}: "
@@ -40,23 +82,40 @@ def _power(a, b):
         raise OverflowError(f"Value **: {a!r} ** {b!r} overflows float64") from None
 
 
-def _result(data, children, op, local_grads):
-    """The output node of ``op``, whose ``_backward`` does the chain rule.
+def _chain1(out, child, local):
+    """The chain rule for a one-child node: child.grad += local * out.grad."""
+    child.grad += local * out.grad
 
-    ``local_grads[i]`` is d(out)/d(children[i]), computed in the forward pass;
-    ``_backward`` adds local * out.grad into each child (+=, because a node
-    used twice, as in a * a, receives gradient along both uses).
-    """
-    if not math.isfinite(data):
-        args = ", ".join(repr(c.data) for c in children)
-        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, "
-                            f"beyond float64's largest finite 1.8e308")
-    out = Value(data, children, op)
 
-    def _backward():
-        for child, local in zip(children, local_grads):
-            child.grad += local * out.grad
-    out._backward = _backward
+def _chain2(out, left, right, local_left, local_right):
+    """The chain rule for a two-child node; += because a node used twice, as
+    in a * a (left is right), receives gradient along both uses."""
+    g = out.grad
+    left.grad += local_left * g
+    right.grad += local_right * g
+
+
+def _unary(data, child, op, local):
+    """The output node of a one-operand op; local = d(out)/d(child), computed in
+    the forward pass."""
+    if type(data) is not float or data - data:  # inf/NaN (x - x is NaN), an int...
+        data = _checked_result(data, (child,), op)
+    out = _new(Value)  # the fields in __init__'s order, as in every node
+    out.data, out.grad = data, 0.0
+    out._backward = partial(_chain1, out, child, local)
+    out._prev, out._op, out.label = (child,), op, ''
+    return out
+
+
+def _binary(data, left, right, op, local_left, local_right):
+    """The output node of a two-operand op; local_* = d(out)/d(operand)."""
+    if type(data) is not float or data - data:
+        data = _checked_result(data, (left, right), op)
+    out = _new(Value)
+    out.data, out.grad = data, 0.0
+    out._backward = partial(_chain2, out, left, right, local_left, local_right)
+    out._prev = (left, right) if left is not right else (left,)  # a * a: one child
+    out._op, out.label = op, ''
     return out
 
 
@@ -71,7 +130,7 @@ class Value:
 
     Fields: ``data`` and ``grad`` (d root / d self after ``backward``) are
     floats; ``_prev`` is a tuple of distinct children; ``_backward`` is the
-    closure adding this node's share of the gradient into its children.
+    callable adding this node's share of the gradient into its children.
 
     Raises:
         TypeError: data is not an int or float (names the type).
@@ -83,17 +142,12 @@ class Value:
     """
 
     def __init__(self, data, _children=(), _op='', label=''):
-        if isinstance(data, Value) or not isinstance(data, (int, float)):
-            raise TypeError(f"Value data must be an int or float, "
-                            f"got {type(data).__name__!r}")
-        data = float(data)
-        if not math.isfinite(data):
-            raise ValueError(f"Value data must be finite, got {data!r}: NaN and "
-                             f"inf are rejected so no gradient turns into NaN")
+        if type(data) is not float or data - data:  # not a finite float
+            data = _checked_data(data)
         self.data = data
         self.grad = 0.0
-        self._backward = lambda: None  # a leaf has nothing to propagate
-        self._prev = tuple(dict.fromkeys(_children))  # a + a has one child
+        self._backward = _no_backward  # a leaf has nothing to propagate
+        self._prev = tuple(dict.fromkeys(_children)) if _children else ()  # a + a: one child
         self._op = _op
         self.label = label
 
@@ -101,15 +155,16 @@ class Value:
         """``Value(data=0.7071, grad=1.0000)``: 4 decimals, like micrograd."""
         return f"Value(data={self.data:.4f}, grad={self.grad:.4f})"
 
-    # --- binary ops: (result, (self, other), op, (d/dself, d/dother))
+    # --- binary ops: _binary(result, self, other, op, d/dself, d/dother)
     def __add__(self, other):
         """self + other; d/dself = d/dother = 1.
 
         >>> (Value(1) + 2).data
         3.0
         """
-        other = _operand(other, '+')
-        return _result(self.data + other.data, (self, other), '+', (1.0, 1.0))
+        if not isinstance(other, Value):
+            other = _operand(other, '+')
+        return _binary(self.data + other.data, self, other, '+', 1.0, 1.0)
 
     def __mul__(self, other):
         """self * other; d/dself = other, d/dother = self.
@@ -117,9 +172,10 @@ class Value:
         >>> (Value(2) * 3).data
         6.0
         """
-        other = _operand(other, '*')
-        return _result(self.data * other.data, (self, other), '*',
-                       (other.data, self.data))
+        if not isinstance(other, Value):
+            other = _operand(other, '*')
+        a, b = self.data, other.data
+        return _binary(a * b, self, other, '*', b, a)
 
     def __sub__(self, other):
         """self - other; d/dself = 1, d/dother = -1.
@@ -127,8 +183,9 @@ class Value:
         >>> (Value(1) - 3).data
         -2.0
         """
-        other = _operand(other, '-')
-        return _result(self.data - other.data, (self, other), '-', (1.0, -1.0))
+        if not isinstance(other, Value):
+            other = _operand(other, '-')
+        return _binary(self.data - other.data, self, other, '-', 1.0, -1.0)
 
     def __truediv__(self, other):
         """self / other; d/dself = 1/other, d/dother = -self/other**2.
@@ -144,7 +201,7 @@ class Value:
                                     f" the divisor's data must be nonzero")
         q = self.data / b
         # -a/b**2 written as -(a/b)/b: b**2 could overflow where a/b does not
-        return _result(q, (self, other), '/', (1.0 / b, -q / b))
+        return _binary(q, self, other, '/', 1.0 / b, -q / b)
 
     def __pow__(self, other):
         """self ** k for an int/float k (d/dself = k self**(k-1)) or a Value b
@@ -165,7 +222,7 @@ class Value:
                                  f"(label {self.label!r}): the exponent's gradient "
                                  f"a**b * ln(a) is undefined for a <= 0")
             p = _power(a, b)
-            return _result(p, (self, other), '**', (b * p / a, p * math.log(a)))
+            return _binary(p, self, other, '**', b * p / a, p * math.log(a))
         if not isinstance(other, (int, float)):
             raise TypeError(f"unsupported operand type for Value **: "
                             f"{type(other).__name__!r}; expected int, float or Value")
@@ -185,7 +242,7 @@ class Value:
             local = math.inf if k < 1 else k * a ** (k - 1)
         else:
             local = k * p / a  # = k a**(k-1), without a second pow
-        return _result(p, (self,), f'**{k:g}', (local,))
+        return _unary(p, self, f'**{k:g}', local)
 
     def __neg__(self):
         """-self; d/dself = -1.
@@ -193,7 +250,7 @@ class Value:
         >>> (-Value(2)).data
         -2.0
         """
-        return _result(-self.data, (self,), 'neg', (-1.0,))
+        return _unary(-self.data, self, 'neg', -1.0)
 
     def __radd__(self, other):
         """other + self, so ``2 + v`` and ``sum(values)`` (0 + v) work."""
@@ -215,7 +272,7 @@ class Value:
         """other ** self, e.g. ``2 ** v`` (a Value exponent; base must be > 0)."""
         return _operand(other, '**') ** self
 
-    # --- unary functions: (result, (self,), op, (d/dself,))
+    # --- unary functions: _unary(result, self, op, d/dself)
     def tanh(self):
         """tanh(self) via math.tanh (finite for every input); d/dself = 1 - tanh**2.
 
@@ -223,7 +280,7 @@ class Value:
         1.0
         """
         t = math.tanh(self.data)
-        return _result(t, (self,), 'tanh', (1.0 - t * t,))
+        return _unary(t, self, 'tanh', 1.0 - t * t)
 
     def exp(self):
         """e ** self; d/dself = e ** self.
@@ -237,7 +294,7 @@ class Value:
         except OverflowError:
             raise OverflowError(f"exp({self.data!r}) overflows float64: the largest "
                                 f"input is ln(DBL_MAX) = 709.782712893384") from None
-        return _result(e, (self,), 'exp', (e,))
+        return _unary(e, self, 'exp', e)
 
     def log(self):
         """Natural log of self; d/dself = 1/self. Raises ValueError for data <= 0.
@@ -248,7 +305,7 @@ class Value:
         x = self.data
         if x <= 0:
             raise ValueError(f"log({x!r}) is undefined: log needs data > 0")
-        return _result(math.log(x), (self,), 'log', (1.0 / x,))
+        return _unary(math.log(x), self, 'log', 1.0 / x)
 
     def relu(self):
         """max(0, self); d/dself = 1 if self > 0 else 0.
@@ -258,8 +315,8 @@ class Value:
         """
         # at exactly 0 the subgradient 0 is used, as micrograd and PyTorch do
         positive = self.data > 0
-        return _result(self.data if positive else 0.0, (self,), 'ReLU',
-                       (1.0 if positive else 0.0,))
+        return _unary(self.data if positive else 0.0, self, 'ReLU',
+                      1.0 if positive else 0.0)
 
     def sigmoid(self):
         """1 / (1 + e**-self), stable for large |self|; d/dself = s (1 - s).
@@ -273,7 +330,7 @@ class Value:
         else:  # e**x underflows to 0 instead of e**-x overflowing
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _result(s, (self,), 'sigmoid', (s * (1.0 - s),))
+        return _unary(s, self, 'sigmoid', s * (1.0 - s))
 
     # --- the backward pass
     def backward(self):
@@ -293,17 +350,21 @@ class Value:
         >>> y.backward(); a.grad
         4.0
         """
-        order = topological_order(self)
-        for node in order:
-            if node._prev:
-                node.grad = 0.0
+        order = _walk(self, reset=True)  # also zeroes every non-leaf's grad
         self.grad = 1.0
+        # A node's grad is final once its _backward runs (its parents ran
+        # before), and inf/NaN survive any sum, so one running total flags a
+        # non-finite gradient; the exact scan below runs only if it is flagged
+        # (a finite total that overflows is a false alarm the scan clears).
+        total = 0.0
         for node in reversed(order):
             node._backward()
-        for node in order:
-            if not math.isfinite(node.grad):
-                raise OverflowError(f"gradient is not finite after backward(): {node!r} "
-                                    f"(op {node._op!r}, label {node.label!r})")
+            total += node.grad
+        if total - total:
+            for node in order:
+                if not math.isfinite(node.grad):
+                    raise OverflowError(f"gradient is not finite after backward(): {node!r} "
+                                        f"(op {node._op!r}, label {node.label!r})")
 
     def zero_grad(self):
         """Set grad = 0.0 on every node reachable from self (iterative).
@@ -311,8 +372,60 @@ class Value:
         >>> a = Value(3); y = a * a; y.backward(); y.zero_grad(); a.grad, y.grad
         (0.0, 0.0)
         """
-        for node in topological_order(self):
+        for node in _walk(self, reset=False):
             node.grad = 0.0
+
+
+def _no_prev(node):
+    """The TypeError for a node without children ``_prev`` (names its type)."""
+    return TypeError(f"expected a micrograd-style Value with a _prev field "
+                     f"(its children), got {type(node).__name__!r}")
+
+
+def _walk(root, reset):
+    """topological_order, and with reset=True also grad = 0.0 on each non-leaf.
+
+    Depth-first: the current node and an iterator over its children are
+    locals; the pairs of the nodes above it wait on a stack. The set of nodes
+    found holds a Value itself (it hashes by identity, ~30 % faster than
+    id()) and the id() of any other class, whose __hash__ or __eq__ may not
+    be identity. A leaf is appended as soon as it is found.
+    """
+    try:
+        prev = root._prev
+    except AttributeError:
+        raise _no_prev(root) from None
+    if prev is None:
+        raise _no_prev(root)
+    order, stack = [], []
+    seen = {root if type(root) is Value else id(root)}
+    push, pop, add, append = stack.append, stack.pop, seen.add, order.append
+    node, children = root, iter(prev)
+    while True:
+        for child in children:  # resumes where this node's iterator stopped
+            key = child if type(child) is Value else id(child)
+            if key not in seen:
+                add(key)
+                try:
+                    prev = child._prev
+                except AttributeError:
+                    raise _no_prev(child) from None
+                if prev:  # go down into child's children
+                    if reset:
+                        child.grad = 0.0
+                    push((node, children))
+                    node, children = child, iter(prev)
+                    break
+                if type(prev) is not tuple:  # None, or not iterable: no _prev
+                    if prev is None:
+                        raise _no_prev(child)
+                    iter(prev)
+                append(child)
+        else:  # every child is done
+            append(node)
+            if not stack:
+                return order
+            node, children = pop()
 
 
 def topological_order(root):
@@ -333,25 +446,7 @@ def topological_order(root):
     >>> [n.data for n in topological_order(c)]
     [2.0, 3.0, 6.0, 8.0]
     """
-    order, expanded = [], set()
-    stack = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if children_done:
-            order.append(node)
-            continue
-        if id(node) in expanded:
-            continue
-        expanded.add(id(node))
-        prev = getattr(node, '_prev', None)
-        if prev is None:
-            raise TypeError(f"expected a micrograd-style Value with a _prev field "
-                            f"(its children), got {type(node).__name__!r}")
-        stack.append((node, True))
-        for child in reversed(list(prev)):  # first operand is visited first
-            if id(child) not in expanded:
-                stack.append((child, False))
-    return order
+    return _walk(root, reset=False)
 
 
 def build_neuron(Value=Value):
