@@ -156,26 +156,33 @@ def median_of(runs: list[dict], key: str):
 
 
 def bench_pages(browser, base: str, site: Path, runs: int) -> dict:
+    """Cold and second visits of the floor and each lab page, interleaved run by run.
+
+    Interleaving (floor, lab 1, lab 2, lab 3, floor, ...) spreads the machine's
+    drift over all pages alike, so the ratios to the floor stay fair.
+    """
     pages = {FLOOR: ("_bench/bare.html", False), **{k: (v, True) for k, v in LAB_PAGES.items()}}
-    results = {}
-    for name, (path, is_lab) in pages.items():
-        cold, second = [], []
-        for _ in range(runs):
+    cold = {name: [] for name in pages}
+    second = {name: [] for name in pages}
+    for _ in range(runs):
+        for name, (path, is_lab) in pages.items():
             context = browser.new_context()
             traffic = Traffic(site)
             context.on("requestfinished", traffic.finished)
             # Count (not route) requests to other hosts: routing would disable
             # the HTTP cache, and the second visit measures exactly that cache.
             context.on("request", lambda r, traffic=traffic: traffic.note_host(r.url))
-            cold.append(visit(context, traffic, f"{base}/{path}", is_lab))
-            second.append(visit(context, traffic, f"{base}/{path}", is_lab))
+            cold[name].append(visit(context, traffic, f"{base}/{path}", is_lab))
+            second[name].append(visit(context, traffic, f"{base}/{path}", is_lab))
             context.close()
-        results[name] = {
-            "cold": {k: median_of(cold, k) for k in cold[0]},
-            "second": {k: median_of(second, k) for k in second[0]},
-            "runs": {"cold": cold, "second": second},
+    return {
+        name: {
+            "cold": {k: median_of(cold[name], k) for k in cold[name][0]},
+            "second": {k: median_of(second[name], k) for k in second[name][0]},
+            "runs": {"cold": cold[name], "second": second[name]},
         }
-    return results
+        for name in pages
+    }
 
 
 def kernels_in_page(browser, base: str, scale: str) -> dict:
@@ -290,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         browser = p.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
         data["browser"] = f"headless Chromium {browser.version}"
         print("pages …", flush=True)
+        warm = browser.new_context()  # fill the server's gzip cache: not a browser cache
+        for path in ("_bench/bare.html", *LAB_PAGES.values()):
+            warm.new_page().goto(f"{base}/{path}", wait_until="load")
+        warm.close()
         data["pages"] = bench_pages(browser, base, site, runs)
         print("engines in the page …", flush=True)
         data["kernels_page"] = kernels_in_page(browser, base, scale)

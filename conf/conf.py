@@ -57,3 +57,4 @@ pyodide_cells_node_modules = str(ROOT / "node_modules")
 pyodide_cells_project_root = str(ROOT)
 sd_card_legacy_separators = False
 html_favicon = "favicon.svg"
+mathjax_options = {"async": "async"}  # do not hold up DOMContentLoaded (and the page script)

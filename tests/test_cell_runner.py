@@ -206,3 +206,21 @@ def test_a_failing_setup_line_is_reported(runner_module):
     records = runner_module.run_checks({}, [">>> z = undefined\n>>> z  # Uses z\n1\n"])
     assert [(r["status"], r["setup"]) for r in records] == [("failed", True), ("failed", False)]
     assert records[0]["got"] == "NameError: name 'undefined' is not defined"
+
+
+def test_the_runner_does_not_import_doctest_until_checks_run():
+    """Start-up cost in the page: doctest (and pdb, difflib...) loads on first Check."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('r', {str(RUNNER)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "m.CellRunner(lambda k, p: None).run('x = 1')\n"
+        "print('doctest' in sys.modules)\n"
+        "m.run_checks({}, ['>>> 1\\n1\\n'])\n"
+        "print('doctest' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

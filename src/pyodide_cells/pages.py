@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+
+
+BOOT_JS = (Path(__file__).parent / "js" / "boot.js").read_text()
 
 
 def has_code_cells(doctree: nodes.document | None) -> bool:
@@ -26,9 +30,13 @@ def on_html_page_context(
         return
     wheel = getattr(app.builder, "pyodide_cells_wheel", "")
     config = {"wheel": f"wheels/{wheel}" if wheel else "", "page": pagename}
+    # The config and the boot script go into <head>, right after the meta tags
+    # (the themes put page scripts at the end of <body>): the worker's request
+    # leaves before the page's stylesheets and scripts queue up for connections.
+    boot = f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};\n{BOOT_JS}"
+    context["metatags"] = context.get("metatags", "") + f"\n<script>{boot}</script>\n"
     # Added from html-page-context, these reach this page only (Sphinx >= 3.5).
     app.add_css_file("pyodide_cells/cells.css")
-    app.add_js_file(None, body=f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};")
     app.add_js_file("pyodide_cells/cells.js", type="module")
 
 

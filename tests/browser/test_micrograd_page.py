@@ -27,9 +27,15 @@ def cell(page, index):
     return page.locator("div.cell.pc-live").nth(index)
 
 
+def editor(page, index):
+    """The cell's CodeMirror editor (made on demand: cells far down the page have none yet)."""
+    page.evaluate("i => window.pyodideCells.runtime.cells[i].ensureEditor()", index)
+    return cell(page, index).locator(".cm-content")
+
+
 def set_code(page, index, code):
     """Replace a cell's code the way a learner would: select all, type."""
-    page.locator("div.cell.pc-live .cm-content").nth(index).click()
+    editor(page, index).click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
     page.keyboard.insert_text(code)
@@ -47,7 +53,7 @@ def run_and_wait(page, index, via="button"):
     if via == "button":
         cell(page, index).locator(".pc-run").click()
     else:
-        page.locator("div.cell.pc-live .cm-content").nth(index).click()
+        editor(page, index).click()
         page.keyboard.press("Control+Enter")
     wait_cell(page, index)
     return cell(page, index).locator(".cell_output").inner_text()

@@ -126,17 +126,34 @@ class Cell {
   }
 
   build(input, pre) {
-    const saved = storage.get(`cell-${this.index}`);
-    const doc = saved !== null ? saved : this.original;
+    this.saved = storage.get(`cell-${this.index}`);
+    this.editor = null;
+    this.pre = pre;
     this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.root.dataset.state === "running" ? stopPython() : this.run()) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
     this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
     this.statusText = el("span", { class: "pc-cell-status", text: "" });
     this.editedBadge = el("span", { class: "pc-edited", text: "edited", hidden: "" });
     const toolbar = el("div", { class: "pc-toolbar" }, this.counter, this.runButton, this.resetButton, this.editedBadge, this.statusText);
-    const mount = el("div", { class: "pc-editor" });
+    this.mount = el("div", { class: "pc-editor" });
     input.before(toolbar);
-    input.append(mount);
+    input.append(this.mount);
+    this.root.classList.add("pc-live");
+    this.root.dataset.state = "idle";
+    // The editor is made when the cell comes near the screen, or is used: a
+    // page of ten editors made at once holds up the main thread while Python
+    // loads. Until then the highlighted code the page was built with shows.
+    if (pre) {
+      pre.title = "Click to edit";
+      pre.addEventListener("click", () => this.ensureEditor().focus());
+    }
+    this.runButton.addEventListener("focus", () => this.ensureEditor());
+    if (this.saved !== null || !pre) this.ensureEditor();
+    this.markEdited();
+  }
+
+  ensureEditor() {
+    if (this.editor) return this.editor;
     const runKeys = Prec.highest(
       keymap.of([
         { key: "Mod-Enter", run: () => (this.run(), true) },
@@ -145,8 +162,8 @@ class Cell {
       ]),
     );
     this.editor = new EditorView({
-      doc,
-      parent: mount,
+      doc: this.saved !== null ? this.saved : this.original,
+      parent: this.mount,
       extensions: [
         basicSetup,
         python(),
@@ -159,18 +176,18 @@ class Cell {
         }),
       ],
     });
-    if (pre) pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
-    this.root.classList.add("pc-live");
-    this.root.dataset.state = "idle";
-    this.markEdited();
+    if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
+    return this.editor;
   }
 
   get code() {
-    return this.editor.state.doc.toString();
+    if (this.editor) return this.editor.state.doc.toString();
+    return this.saved !== null ? this.saved : this.original;
   }
 
   persist() {
-    storage.set(`cell-${this.index}`, this.code === this.original ? null : this.code);
+    this.saved = this.code === this.original ? null : this.code;
+    storage.set(`cell-${this.index}`, this.saved);
     this.markEdited();
   }
 
@@ -180,7 +197,8 @@ class Cell {
 
   reset() {
     if (this.code !== this.original && !window.confirm("Discard your edits to this cell and restore the original code?")) return;
-    this.editor.dispatch({ changes: { from: 0, to: this.editor.state.doc.length, insert: this.original } });
+    if (this.editor) this.editor.dispatch({ changes: { from: 0, to: this.editor.state.doc.length, insert: this.original } });
+    this.saved = null;
     storage.set(`cell-${this.index}`, null);
     this.markEdited();
   }
@@ -258,7 +276,7 @@ function renderBundle(box, data) {
 
 function focusCell(index) {
   const cell = runtime.cells[index];
-  if (cell) cell.editor.focus();
+  if (cell) cell.ensureEditor().focus();
 }
 
 // ---------------------------------------------------------------- running ---
@@ -396,6 +414,8 @@ function restartRuntime() {
 function onWorkerMessage(event) {
   const msg = event.data;
   if (msg.type === "status") {
+    const at = msg.at ? Math.max(0, msg.at - performance.timeOrigin) : performance.now();
+    performance.mark(`pyodide-cells:${msg.state}-${msg.step}`, { startTime: at });
     if (msg.state === "loading" && runtime.restartMessage) bar.set("loading", `${runtime.restartMessage}. Restarting Python (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
     else if (msg.state === "loading") bar.set("loading", `Python: ${msg.message} (${msg.step}/${msg.steps})…`, msg.step, msg.steps);
     else if (msg.state === "ready") {
@@ -472,6 +492,17 @@ function onWorkerMessage(event) {
 // ------------------------------------------------------------------- boot ---
 
 function startWorker() {
+  const boot = window.PYODIDE_CELLS_BOOT;
+  if (boot && !boot.adopted) {
+    // boot.js (inlined at the top of the page) started the worker already.
+    boot.adopted = true;
+    runtime.worker = boot.worker;
+    runtime.interrupt = boot.interrupt;
+    runtime.worker.onmessage = onWorkerMessage;
+    runtime.worker.onerror = (event) => bar.set("error", `Python worker failed: ${event.message || "unknown error"}`);
+    for (const event of boot.early.splice(0)) onWorkerMessage(event);
+    return;
+  }
   runtime.interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
   runtime.worker = new Worker(new URL("pyodide_cells/worker.js", STATIC));
   runtime.worker.onmessage = onWorkerMessage;
@@ -486,12 +517,23 @@ function startWorker() {
 }
 
 function main() {
+  performance.mark("pyodide-cells:main-start");
   const roots = [...document.querySelectorAll("div.cell")].filter((root) => root.querySelector(".cell_input pre"));
   if (!roots.length) return;
-  startWorker(); // start loading Python first: it is the long pole
   bar.build();
   bar.set("loading", "Python: starting…", 0, 4);
+  startWorker(); // adopts the worker boot.js started, replaying its messages
   runtime.cells = roots.map((root, index) => new Cell(root, index));
+  if ("IntersectionObserver" in window) {
+    const io = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        io.unobserve(entry.target);
+        runtime.cells.find((c) => c.root === entry.target)?.ensureEditor();
+      }
+    }, { rootMargin: "300px" });
+    for (const cell of runtime.cells) if (!cell.editor) io.observe(cell.root);
+  } else runtime.cells.forEach((c) => c.ensureEditor());
   upgradeGraphs(document);
   // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).
   for (const pre of document.querySelectorAll("div.highlight pre")) {
@@ -499,6 +541,7 @@ function main() {
   }
   const blocks = [...document.querySelectorAll("div.doctest-block pre")];
   if (blocks.length) runtime.console = new ChecksConsole(blocks, runChecks);
+  performance.mark("pyodide-cells:main-end");
   window.pyodideCells = {
     runtime,
     run: (index) => runtime.cells[index].run(),

@@ -17,7 +17,9 @@ let currentId = null;
 let interrupt = null; // Uint8Array on a SharedArrayBuffer, when the page is cross-origin isolated
 
 const post = (msg) => self.postMessage(msg);
-const status = (state, step, steps, message) => post({ type: "status", state, step, steps, message });
+// `at` is an absolute time (ms since the epoch) so the page can place it on its own timeline.
+const status = (state, step, steps, message) =>
+  post({ type: "status", state, step, steps, message, at: performance.timeOrigin + performance.now() });
 
 async function fetchBytes(url, what) {
   const response = await fetch(url);

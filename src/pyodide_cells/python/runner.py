@@ -24,7 +24,6 @@ worker can forward it with ``postMessage`` without sharing Python objects.
 from __future__ import annotations
 
 import ast
-import doctest
 import io
 import json
 import linecache
@@ -242,9 +241,6 @@ class CellRunner:
         )
 
 
-CHECK_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-
-
 def check_name(source: str) -> tuple[str, str]:
     """Split a check's ``# Name: description`` comment; ``("", "")`` if none.
 
@@ -259,40 +255,50 @@ def check_name(source: str) -> tuple[str, str]:
     return name.strip(), description.strip()
 
 
-class _CheckRunner(doctest.DocTestRunner):
-    """Record each example's outcome instead of printing a report."""
+def _check_runner_class():
+    """The doctest runner the checks use, defined on first use.
 
-    def __init__(self) -> None:
-        super().__init__(optionflags=CHECK_FLAGS)
-        self.results: list[dict[str, Any]] = []
+    ``doctest`` imports pdb, difflib, inspect and more: about a tenth of a
+    second in the page, paid only when the learner first presses Check.
+    """
+    import doctest
 
-    def _record(self, example: doctest.Example, status: str, got: str) -> None:
-        name, description = check_name(example.source)
-        self.results.append(
-            {
-                "name": name,
-                "description": description,
-                "source": example.source.strip(),
-                "expected": example.want.rstrip("\n"),
-                "got": got.rstrip("\n"),
-                "status": status,
-                "setup": not example.want,
-            }
-        )
+    class CheckRunner(doctest.DocTestRunner):
+        """Record each example's outcome instead of printing a report."""
 
-    def report_start(self, out, test, example) -> None:  # noqa: ARG002
-        pass
+        def __init__(self) -> None:
+            super().__init__(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+            self.results: list[dict[str, Any]] = []
 
-    def report_success(self, out, test, example, got) -> None:  # noqa: ARG002
-        self._record(example, "passed", got)
+        def _record(self, example, status: str, got: str) -> None:
+            name, description = check_name(example.source)
+            self.results.append(
+                {
+                    "name": name,
+                    "description": description,
+                    "source": example.source.strip(),
+                    "expected": example.want.rstrip("\n"),
+                    "got": got.rstrip("\n"),
+                    "status": status,
+                    "setup": not example.want,
+                }
+            )
 
-    def report_failure(self, out, test, example, got) -> None:  # noqa: ARG002
-        self._record(example, "failed", got)
+        def report_start(self, out, test, example) -> None:  # noqa: ARG002
+            pass
 
-    def report_unexpected_exception(self, out, test, example, exc_info) -> None:  # noqa: ARG002
-        exc = exc_info[1]
-        got = "".join(traceback.format_exception_only(type(exc), exc))
-        self._record(example, "failed", got)
+        def report_success(self, out, test, example, got) -> None:  # noqa: ARG002
+            self._record(example, "passed", got)
+
+        def report_failure(self, out, test, example, got) -> None:  # noqa: ARG002
+            self._record(example, "failed", got)
+
+        def report_unexpected_exception(self, out, test, example, exc_info) -> None:  # noqa: ARG002
+            exc = exc_info[1]
+            got = "".join(traceback.format_exception_only(type(exc), exc))
+            self._record(example, "failed", got)
+
+    return CheckRunner
 
 
 def run_checks(namespace: dict[str, Any], blocks: list[str]) -> list[dict[str, Any]]:
@@ -309,9 +315,11 @@ def run_checks(namespace: dict[str, Any], blocks: list[str]) -> list[dict[str, A
     >>> [(r["name"], r["status"], r["got"]) for r in records]
     [('', 'passed', ''), ('Triple', 'passed', '6'), ('Wrong', 'failed', '6')]
     """
+    import doctest
+
     globs = dict(namespace)
     parser = doctest.DocTestParser()
-    runner = _CheckRunner()
+    runner = _check_runner_class()()
     for index, block in enumerate(blocks):
         test = parser.get_doctest(block, globs, f"check block {index + 1}", None, 0)
         test.globs = globs  # DocTest copies its globs; the blocks must share them
