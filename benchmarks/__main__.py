@@ -238,7 +238,7 @@ def write_tables(data: dict) -> None:
             ratio = ""
             if ref and ref["median"]:
                 # For rates (per second) a slower page means a smaller number.
-                ratio = c["median"] / ref["median"] if "/s" not in c["unit"] else ref["median"] / c["median"]
+                ratio = ref["median"] / c["median"] if c["unit"].endswith("/s") else c["median"] / ref["median"]
                 ratio = f"{ratio:.2f}"
             w.writerow([c["group"], c["name"], c.get("n", ""), c["unit"], f"{ref['median']:.4g}" if ref else "",
                         f"{c['median']:.4g}", ratio])
@@ -267,7 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
     parser.add_argument("--chromium", default=os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium"))
     parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")
+    parser.add_argument("--tables-only", action="store_true",
+                        help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing")
     args = parser.parse_args(argv)
+    if args.tables_only:
+        write_tables(json.loads((ROOT / "bench-results" / "bench.json").read_text()))
+        print(f"tables written to {GENERATED}")
+        return 0
     runs = 1 if args.quick else args.runs
     if runs < 1:
         parser.error("--runs must be at least 1")
