@@ -78,11 +78,20 @@ def test_pyodide_core_is_the_pinned_version(site_dir):
 def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     lab = resources(site_dir / "micrograd.html")
     assert any(u.startswith("_static/pyodide_cells/cells.js") for u in lab.urls)
-    config = next(s for s in lab.inline_scripts if "PYODIDE_CELLS_CONFIG" in s)
-    wheel = json.loads(config.split("=", 1)[1].strip().rstrip(";"))["wheel"]
+    script = next(s for s in lab.inline_scripts if "PYODIDE_CELLS_CONFIG" in s)
+    config = re.match(r"\s*window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", script).group(1)
+    wheel = json.loads(config)["wheel"]
     assert re.fullmatch(r"wheels/ai_systems_labs-[\d.]+-py3-none-any\.whl", wheel)
     landing = resources(site_dir / "index.html")
     assert not any("pyodide_cells" in u for u in landing.urls)
+
+
+def test_the_worker_is_started_from_the_head_before_any_stylesheet(site_dir):
+    html = (site_dir / "micrograd.html").read_text()
+    head = html[: html.index("</head>")]
+    boot = head.index("PYODIDE_CELLS_BOOT")
+    assert boot < head.index('rel="stylesheet"') and "new Worker(" in head[:head.index("</script>", boot)]
+    assert "PYODIDE_CELLS_BOOT" not in (site_dir / "index.html").read_text()
 
 
 def test_the_labs_wheel_holds_labs_only(site_dir):
