@@ -5,6 +5,7 @@
                     the docs build with -W, browser tests in headless Chromium
     nox -s docs     build the site into build/html only
     nox -s bench    benchmarks in headless Chromium (not part of the tests)
+    nox -s torch    labs against PyTorch in float64 (optional: installs torch)
 
 Python packages come from pyproject.toml's dependency groups; JavaScript from
 package-lock.json through `npm ci`.
@@ -87,3 +88,12 @@ def bench(session: nox.Session) -> None:
     _install(session, "bench")
     _build_docs(session)
     session.run("python", "-m", "benchmarks", "--site", str(SITE), *session.posargs)
+
+
+@nox.session
+def torch(session: nox.Session) -> None:
+    """Compare labs with PyTorch in float64: autograd, softmax/logsumexp, attention (installs torch)."""
+    _install(session, "test")
+    # 2.13.0 is the CPU build these machines keep on disk; elsewhere pip fetches it.
+    session.install("torch==2.13.0")
+    session.run("pytest", "-p", "no:cacheprovider", "tests/torch_compare", "-o", "addopts=", *session.posargs)
