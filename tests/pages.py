@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import re
-import textwrap
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -43,21 +41,6 @@ def reference_solution(text: str) -> str:
     return code
 
 
-def replace_methods(module_code: str, class_name: str, methods_code: str) -> str:
-    """``module_code`` with the methods of ``class_name`` replaced by those in ``methods_code``."""
-    tree = ast.parse(module_code)
-    new = {f.name: f for f in ast.parse(textwrap.dedent(methods_code)).body if isinstance(f, ast.FunctionDef)}
-    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
-    found = set()
-    for i, item in enumerate(cls.body):
-        if isinstance(item, ast.FunctionDef) and item.name in new:
-            cls.body[i] = new[item.name]
-            found.add(item.name)
-    assert found == set(new), f"methods not in {class_name}: {set(new) - found}"
-    return ast.unparse(tree)
-
-
 def micrograd_solution() -> str:
-    """Lab 1's starter with the dropdown's three methods put in."""
-    text = read_page("micrograd.md")
-    return replace_methods(exercise_code(text), "Value", reference_solution(text))
+    """Lab 1's reference solution: the whole main.py cell, completed."""
+    return reference_solution(read_page("micrograd.md"))

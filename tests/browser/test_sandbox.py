@@ -153,3 +153,48 @@ def test_pages_read_well_without_javascript(browser, base_url, name):
         assert page.locator("div.doctest-block").count() >= 2
     finally:
         context.close()
+
+
+def test_run_all_runs_every_cell_in_order(page, base_url):
+    open_lab(page, base_url)
+    page.locator(".pc-runtime .pc-run-all").click()
+    page.wait_for_function(
+        "[...document.querySelectorAll('div.cell.pc-live')].every(c => ['done', 'error'].includes(c.dataset.state))",
+        timeout=TIMEOUT,
+    )
+    counters = page.locator("div.cell.pc-live .pc-count").all_inner_texts()
+    assert all(c != "[ ]" for c in counters)
+    assert page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].every(c => c.dataset.state === 'done')")
+
+
+def test_a_stop_does_not_hit_the_next_run_of_the_same_cell(page, base_url):
+    """The grace timer of a Stop that worked must not restart Python under the next run."""
+    open_lab(page, base_url)
+    set_code(page, 0, "keep = 42")
+    run_and_wait(page, 0)
+    set_code(page, 0, "while True:\n    pass")
+    cell(page, 0).locator(".pc-run").click()
+    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    cell(page, 0).locator(".pc-run").click()  # Stop
+    wait_cell(page, 0)
+    set_code(page, 0, "import time\ntime.sleep(3)\nkeep")
+    assert run_and_wait(page, 0).strip() == "42"
+    assert "namespace was reset" not in page.locator(".pc-runtime").inner_text()
+
+
+def test_a_huge_output_is_cut_and_the_page_stays_responsive(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "for i in range(100_000):\n    print(i)\nprint('end')")
+    out = run_and_wait(page, 0)
+    assert "output cut" in out and "more characters not shown" in out
+    assert len(out) < 300_000
+    assert page.evaluate("1 + 1") == 2  # the page answers
+
+
+def test_restored_edits_say_the_output_is_from_the_original_code(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "print('edited')")
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert "from the original code" in cell(page, 0).locator(".cell_output").inner_text()
+    assert run_and_wait(page, 0).strip() == "edited"

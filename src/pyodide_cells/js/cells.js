@@ -16,6 +16,7 @@ import { loadViz, upgradeGraphs } from "./graph.js";
 import { ChecksConsole } from "./checks.js";
 
 const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
+const MAX_OUTPUT_CHARS = 200_000; // per cell and run: more would only freeze the page
 
 // Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
 // in Furo's light and dark themes; CodeMirror's default style does not.
@@ -70,7 +71,7 @@ const bar = {
   build() {
     this.text = el("span", { class: "pc-runtime-text", text: "Python: starting…" });
     this.progress = el("progress", { class: "pc-runtime-progress", max: "4", value: "0", "aria-label": "Python runtime loading progress" });
-    const runAll = el("button", { type: "button", class: "pc-button", text: "Run all", onclick: () => runAll() });
+    const runAllButton = el("button", { type: "button", class: "pc-button pc-run-all", text: "Run all", onclick: () => runAll() });
     const restart = el("button", { type: "button", class: "pc-button", text: "Restart", title: "Forget every name the cells defined", onclick: () => restartRuntime() });
     this.stop = el("button", { type: "button", class: "pc-button pc-stop", text: "■ Stop", title: "Stop the running code", disabled: true, onclick: () => stopPython() });
     this.root = el(
@@ -79,7 +80,7 @@ const bar = {
       el("span", { class: "pc-runtime-dot", "aria-hidden": "true" }),
       this.text,
       this.progress,
-      el("span", { class: "pc-runtime-actions" }, this.stop, runAll, restart),
+      el("span", { class: "pc-runtime-actions" }, this.stop, runAllButton, restart),
     );
     const firstCell = document.querySelector("div.cell");
     const article = document.querySelector("article") || document.body;
@@ -149,6 +150,11 @@ class Cell {
     }
     this.runButton.addEventListener("focus", () => this.ensureEditor());
     if (this.saved !== null || !pre) this.ensureEditor();
+    if (this.saved !== null && this.saved !== this.original) {
+      // Restored edits sit above the output of the original code: say so.
+      this.output.classList.add("pc-stale");
+      this.output.prepend(el("p", { class: "pc-stale-note", text: "This output is from the original code; run the cell to see what your edited code gives." }));
+    }
     this.markEdited();
   }
 
@@ -215,12 +221,26 @@ class Cell {
 
   clearOutput() {
     this.output.replaceChildren();
+    this.output.classList.remove("pc-stale");
     this.lastStream = null;
+    this.streamChars = 0;
+    this.truncated = null;
   }
 
   appendStream(name, text) {
+    // Appending text nodes keeps long outputs linear (textContent += is quadratic),
+    // and past MAX_OUTPUT_CHARS a cell's streams are cut with a note.
+    this.streamChars = (this.streamChars || 0) + text.length;
+    if (this.streamChars > MAX_OUTPUT_CHARS) {
+      if (!this.truncated) {
+        this.truncated = el("p", { class: "pc-truncated", text: "" });
+        this.output.append(this.truncated);
+      }
+      this.truncated.textContent = `… output cut: ${(this.streamChars - MAX_OUTPUT_CHARS).toLocaleString()} more characters not shown`;
+      return;
+    }
     if (this.lastStream && this.lastStream.dataset.name === name) {
-      this.lastStream.textContent += text;
+      this.lastStream.append(text);
       return;
     }
     const pre = el("pre", { text });
@@ -305,10 +325,11 @@ function stopPython() {
   const running = [...runtime.pending.values()].find((e) => e.started) || [...runtime.pending.values()][0];
   if (runtime.interrupt) {
     runtime.interrupt[0] = 2; // SIGINT
-    const stopped = running.cell;
+    // Watch this run, not this cell: the learner may run the cell again at once.
+    const stopped = running;
     bar.set("running", "Stopping…");
     setTimeout(() => {
-      if ([...runtime.pending.values()].some((e) => e.cell === stopped && e.started)) {
+      if ([...runtime.pending.values()].includes(stopped)) {
         hardRestart("Python did not respond to Stop, so it was restarted: the namespace was reset");
       }
     }, STOP_GRACE_MS);

@@ -65,7 +65,7 @@ export function upgradeGraph(figure) {
   if (figure.dataset.upgraded || !figure.dataset.dotBoth) return;
   figure.dataset.upgraded = "1";
   const name = `lab-graph-view-${++groupCounter}`;
-  const zoom = { value: "fit" };
+  const zoom = { value: 1 }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
   let view = "both";
   const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
@@ -73,9 +73,9 @@ export function upgradeGraph(figure) {
     const input = el("input", { type: "radio", name, value, checked: value === view, onchange: () => { view = value; draw(figure, frame, view, zoom); } });
     radios.append(el("label", {}, input, ` ${label}`));
   }
-  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = value === "fit" ? "fit" : `${Math.round(value * 100)} %`; };
+  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = value === "fit" ? "whole graph" : `${Math.round(value * 100)} %`; };
   const current = () => (zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
-  const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: "fit" });
+  const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: "100 %" });
   const tools = el(
     "div",
     { class: "lab-graph-tools" },
@@ -84,7 +84,7 @@ export function upgradeGraph(figure) {
       el("button", { type: "button", class: "pc-button", "aria-label": "Zoom out", text: "−", onclick: () => setZoom(Math.max(0.25, current() / 1.25)) }),
       zoomLabel,
       el("button", { type: "button", class: "pc-button", "aria-label": "Zoom in", text: "+", onclick: () => setZoom(Math.min(4, current() * 1.25)) }),
-      el("button", { type: "button", class: "pc-button", text: "Fit", onclick: () => setZoom("fit") })),
+      el("button", { type: "button", class: "pc-button", text: "Fit", "aria-label": "Fit the whole graph", onclick: () => setZoom("fit") })),
   );
   const caption = figure.querySelector("figcaption");
   (caption || figure.firstChild).after(tools, frame);

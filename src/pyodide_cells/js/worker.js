@@ -48,7 +48,13 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
   status("loading", 3, steps, "Starting the cell runner");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
-  const emit = (kind, payload) => post({ type: kind, id: currentId, ...JSON.parse(payload) });
+  // Streams are batched: a print loop would otherwise post one message per write.
+  const emit = (kind, payload) => {
+    const msg = JSON.parse(payload);
+    if (kind === "stream") return bufferStream(msg.name, msg.text);
+    flushStreams();
+    post({ type: kind, id: currentId, ...msg });
+  };
   const runner = pyodide.runPython(
     "import importlib, sys\n" +
       "sys.path.insert(0, '/home/pyodide')\n" +
@@ -58,6 +64,24 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
   )(emit);
   status("ready", steps, steps, "Python ready");
   return { pyodide, runner };
+}
+
+let streamBuffer = { name: null, text: "" };
+let lastFlush = 0;
+const FLUSH_CHARS = 16_384;
+const FLUSH_MS = 50;
+
+function flushStreams() {
+  if (streamBuffer.text) post({ type: "stream", id: currentId, name: streamBuffer.name, text: streamBuffer.text });
+  streamBuffer = { name: null, text: "" };
+  lastFlush = performance.now();
+}
+
+function bufferStream(name, text) {
+  if (streamBuffer.name !== name) flushStreams();
+  streamBuffer.name = name;
+  streamBuffer.text += text;
+  if (streamBuffer.text.length >= FLUSH_CHARS || performance.now() - lastFlush >= FLUSH_MS) flushStreams();
 }
 
 function isFatal(text) {
@@ -82,12 +106,14 @@ async function run({ id, code }) {
     post({ type: "error", id, ename: "RuntimeError", evalue: text, traceback: text });
     result = { status: "error", execution_count: null };
     if (isFatal(text)) {
+      flushStreams();
       post({ type: "done", id, ms: performance.now() - t0, ...result });
       post({ type: "fatal", message: text.split("\n")[0].slice(0, 200) });
       currentId = null;
       return;
     }
   }
+  flushStreams();
   post({ type: "done", id, ms: performance.now() - t0, ...result });
   currentId = null;
 }
