@@ -224,3 +224,13 @@ def test_the_runner_does_not_import_doctest_until_checks_run():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_provenance_warns_about_missing_names_and_the_reference(run):
+    run("from labs.autograd import Value\ndef online_softmax(logits):\n    return logits")
+    warnings = json.loads(run.runner.provenance(["Value", "online_softmax", "translate"]))
+    assert warnings == [
+        "Value is the reference implementation from labs.autograd, not your code: "
+        "these checks are checking the reference.",
+        "translate is not defined: run the exercise cell first.",
+    ]

@@ -23,13 +23,21 @@ def has_code_cells(doctree: nodes.document | None) -> bool:
     return False
 
 
+def checks_use(app: Sphinx, pagename: str) -> list[str]:
+    """The names a page's checks take from the learner (front matter ``lab.checks_use``)."""
+    lab = app.env.metadata.get(pagename, {}).get("lab") or {}
+    if isinstance(lab, str):  # MyST keeps nested front matter as JSON text
+        lab = json.loads(lab)
+    return sorted((lab.get("checks_use") or {}).keys())
+
+
 def on_html_page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: nodes.document | None
 ) -> None:
     if app.builder.format != "html" or not has_code_cells(doctree):
         return
     wheel = getattr(app.builder, "pyodide_cells_wheel", "")
-    config = {"wheel": f"wheels/{wheel}" if wheel else "", "page": pagename}
+    config = {"wheel": f"wheels/{wheel}" if wheel else "", "page": pagename, "checksUse": checks_use(app, pagename)}
     # The config and the boot script go into <head>, right after the meta tags
     # (the themes put page scripts at the end of <body>): the worker's request
     # leaves before the page's stylesheets and scripts queue up for connections.

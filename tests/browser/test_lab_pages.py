@@ -66,3 +66,14 @@ def test_the_block_table_diagram_redraws_after_a_fork(page, base_url):
     run_and_wait(page, index)
     text = out.locator("svg").first.text_content()
     assert "×2" in text and "×4" not in text
+
+
+def test_checking_the_reference_instead_of_your_code_is_flagged(page, base_url):
+    open_page(page, base_url, "online_softmax")
+    exercise = cell_index("online_softmax.md", tag="exercise")
+    set_code(page, exercise, "from labs.attention import online_softmax")
+    run_and_wait(page, exercise)
+    statuses, _ = check(page)
+    assert set(statuses) == {"passed"}
+    warning = page.locator(".pc-checks-warnings").inner_text()
+    assert "online_softmax is the reference implementation from labs.attention" in warning

@@ -419,7 +419,7 @@ function runChecks(blocks) {
   const id = runtime.nextId++;
   return new Promise((resolve, reject) => {
     runtime.checks.set(id, { resolve, reject });
-    runtime.worker.postMessage({ type: "check", id, blocks });
+    runtime.worker.postMessage({ type: "check", id, blocks, names: CONFIG.checksUse || [] });
   });
 }
 
@@ -464,7 +464,7 @@ function onWorkerMessage(event) {
   if (msg.type === "checks") {
     const entry = runtime.checks.get(msg.id);
     runtime.checks.delete(msg.id);
-    if (entry) msg.error ? entry.reject(new Error(msg.error)) : entry.resolve(msg.results);
+    if (entry) msg.error ? entry.reject(new Error(msg.error)) : entry.resolve({ results: msg.results, warnings: msg.warnings || [] });
     return;
   }
   if (msg.type === "restarted") {

@@ -78,6 +78,7 @@ export class ChecksConsole {
       return item;
     });
     this.setupErrors = el("div", { class: "pc-checks-setup", role: "alert" });
+    this.warnings = el("div", { class: "pc-checks-warnings", role: "alert" });
     this.root = el(
       "section",
       { class: "pc-checks", "data-state": "pending", "aria-label": "Assertion console" },
@@ -85,6 +86,7 @@ export class ChecksConsole {
         el("strong", { text: "Assertion console" }),
         this.summary,
         this.button),
+      this.warnings,
       this.setupErrors,
       this.list,
     );
@@ -99,7 +101,9 @@ export class ChecksConsole {
     for (const item of this.items) this.setItem(item, "running", "");
     let results;
     try {
-      results = await this.runChecks(this.blocks.map((pre) => pre.textContent));
+      const answer = await this.runChecks(this.blocks.map((pre) => pre.textContent));
+      results = answer.results;
+      this.warnings.replaceChildren(...answer.warnings.map((w) => el("p", { text: `⚠ ${w}` })));
     } catch (err) {
       this.summary.textContent = `Could not run the checks: ${err.message || err}`;
       this.root.dataset.state = "error";

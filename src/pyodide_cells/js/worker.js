@@ -130,7 +130,8 @@ self.onmessage = (event) => {
       .then(async () => {
         const { runner } = await ready;
         const results = JSON.parse(runner.run_checks(msg.blocks));
-        post({ type: "checks", id: msg.id, results });
+        const warnings = JSON.parse(runner.provenance(msg.names || []));
+        post({ type: "checks", id: msg.id, results, warnings });
       })
       .catch((err) => post({ type: "checks", id: msg.id, error: String(err) }));
   } else if (msg.type === "restart") {

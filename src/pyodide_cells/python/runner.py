@@ -216,6 +216,26 @@ class CellRunner:
         finally:
             sys.stdout, sys.stdin = saved
 
+    def provenance(self, names: list[str]) -> str:
+        """Warnings (JSON list of str) when a checked name is missing or is the reference.
+
+        The checks test whatever the names hold: a learner who imports the
+        reference from ``labs``, or whose cell never defined the name, would
+        otherwise see checks pass or fail for reasons that are not their code.
+        """
+        warnings = []
+        for name in names:
+            if name not in self.namespace:
+                warnings.append(f"{name} is not defined: run the exercise cell first.")
+                continue
+            module = getattr(self.namespace[name], "__module__", "") or ""
+            if module == "labs" or module.startswith("labs."):
+                warnings.append(
+                    f"{name} is the reference implementation from {module}, not your code: "
+                    f"these checks are checking the reference."
+                )
+        return json.dumps(warnings)
+
     def _report_syntax_error(self, exc: SyntaxError) -> None:
         lines = traceback.format_exception_only(type(exc), exc)
         self.emit(
