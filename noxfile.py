@@ -22,6 +22,7 @@ import nox
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 SITE = ROOT / "build" / "html"
+TEST_SITE = ROOT / "build" / "test-html"  # not SITE: a running `nox -s serve` keeps its files
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -74,10 +75,10 @@ def tests(session: nox.Session) -> None:
     """Run every test: unit, doctests (modules and pages), docs build, browser tests."""
     _npm_ci(session)
     _install(session, "test")
-    _build_docs(session)
+    _build_docs(session, TEST_SITE)
     session.run(
         "pytest", *session.posargs,
-        env={"LAB_SITE_DIR": str(SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
+        env={"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
     )
 
 
