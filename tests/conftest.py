@@ -122,19 +122,20 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-@pytest.fixture
-def page(browser, recorder):
-    context, page = _new_page(browser, recorder, 1280, 900)
+def _checked_page(browser, recorder, width, height):
+    """A page of the given size; after the test, fail on other-origin requests or page errors."""
+    context, page = _new_page(browser, recorder, width, height)
     yield page
     context.close()
     assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
     assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+
+
+@pytest.fixture
+def page(browser, recorder):
+    yield from _checked_page(browser, recorder, 1280, 900)
 
 
 @pytest.fixture
 def phone_page(browser, recorder):
-    context, page = _new_page(browser, recorder, 390, 844)
-    yield page
-    context.close()
-    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
-    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+    yield from _checked_page(browser, recorder, 390, 844)
