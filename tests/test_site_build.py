@@ -124,3 +124,13 @@ def test_non_html_builders_get_no_javascript(tmp_path, builder):
     assert not (tmp_path / "_static").exists()
     text = (tmp_path / "micrograd.txt").read_text()
     assert "o = n.tanh()" in text and "pyodide_cells" not in text
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    block = readme.split("**Run every test**", 1)[1].split("```bash\n", 1)[1].split("\n```", 1)[0]
+    command = block.strip()
+    assert command == "python3 -m pip install nox && python3 -m nox -s tests"
+    ci_lines = [l.strip() for l in (root / ".ci" / "run").read_text().splitlines()]
+    assert command in ci_lines
