@@ -47,7 +47,6 @@ html_theme = "furo"
 html_title = "AI-Systems Lab Guide"
 html_static_path: list[str] = []
 html_theme_options = {
-    "source_repository": "",
     "navigation_with_keys": True,
 }
 html_permalinks_icon = "#"

@@ -1,22 +1,29 @@
 // Inlined at the top of every page that has cells (pages.py), before any other
 // script: start the Pyodide worker now, not after the page's scripts have been
-// parsed and run (about 0.8 s later on a lab page). cells.js adopts the worker
-// and replays the messages it sent in the meantime.
+// parsed and run (about 0.8 s later on a lab page). cells.js adopts the worker,
+// replays the messages it sent in the meantime, and calls start() again for
+// every restart: this is the one place a worker is made.
 (function () {
   performance.mark("pyodide-cells:boot");
   var config = window.PYODIDE_CELLS_CONFIG || {};
   var root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);
   var stat = new URL("_static/", root);
-  var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
-  var worker = new Worker(new URL("pyodide_cells/worker.js", stat));
+
+  function start() {
+    var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
+    var worker = new Worker(new URL("pyodide_cells/worker.js", stat));
+    worker.postMessage({
+      type: "init",
+      pyodideURL: new URL("pyodide/", stat).href,
+      wheelURL: config.wheel ? new URL(config.wheel, stat).href : "",
+      runnerURL: new URL("pyodide_cells/runner.py", stat).href,
+      interruptBuffer: interrupt ? interrupt.buffer : null,
+    });
+    return { worker: worker, interrupt: interrupt };
+  }
+
+  var first = start();
   var early = [];
-  worker.onmessage = function (event) { early.push(event); };
-  worker.postMessage({
-    type: "init",
-    pyodideURL: new URL("pyodide/", stat).href,
-    wheelURL: config.wheel ? new URL(config.wheel, stat).href : "",
-    runnerURL: new URL("pyodide_cells/runner.py", stat).href,
-    interruptBuffer: interrupt ? interrupt.buffer : null,
-  });
-  window.PYODIDE_CELLS_BOOT = { worker: worker, early: early, interrupt: interrupt };
+  first.worker.onmessage = function (event) { early.push(event); };
+  window.PYODIDE_CELLS_BOOT = { start: start, first: first, early: early };
 })();

@@ -11,7 +11,7 @@ import { Prec } from "@codemirror/state";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
-import { el, STATIC } from "./util.js";
+import { el } from "./util.js";
 import { loadViz, upgradeGraphs } from "./graph.js";
 import { ChecksConsole } from "./checks.js";
 
@@ -513,28 +513,17 @@ function onWorkerMessage(event) {
 // ------------------------------------------------------------------- boot ---
 
 function startWorker() {
+  // boot.js (inlined at the top of the page) made the first worker already;
+  // restarts ask it for a new one.
   const boot = window.PYODIDE_CELLS_BOOT;
-  if (boot && !boot.adopted) {
-    // boot.js (inlined at the top of the page) started the worker already.
-    boot.adopted = true;
-    runtime.worker = boot.worker;
-    runtime.interrupt = boot.interrupt;
-    runtime.worker.onmessage = onWorkerMessage;
-    runtime.worker.onerror = (event) => bar.set("error", `Python worker failed: ${event.message || "unknown error"}`);
-    for (const event of boot.early.splice(0)) onWorkerMessage(event);
-    return;
-  }
-  runtime.interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
-  runtime.worker = new Worker(new URL("pyodide_cells/worker.js", STATIC));
+  const adopting = !boot.adopted;
+  const { worker, interrupt } = adopting ? boot.first : boot.start();
+  boot.adopted = true;
+  runtime.worker = worker;
+  runtime.interrupt = interrupt;
   runtime.worker.onmessage = onWorkerMessage;
   runtime.worker.onerror = (event) => bar.set("error", `Python worker failed: ${event.message || "unknown error"}`);
-  runtime.worker.postMessage({
-    type: "init",
-    pyodideURL: new URL("pyodide/", STATIC).href,
-    wheelURL: CONFIG.wheel ? new URL(CONFIG.wheel, STATIC).href : "",
-    runnerURL: new URL("pyodide_cells/runner.py", STATIC).href,
-    interruptBuffer: runtime.interrupt ? runtime.interrupt.buffer : null,
-  });
+  if (adopting) for (const event of boot.early.splice(0)) onWorkerMessage(event);
 }
 
 function main() {

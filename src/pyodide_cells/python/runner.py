@@ -144,7 +144,6 @@ class CellRunner:
         self.emit = emit
         self.execution_count = 0
         self.namespace: dict[str, Any] = {}
-        self.post_run_hooks: list[Callable[[dict[str, Any]], None]] = []
         self.reset()
 
     def reset(self) -> None:
@@ -198,11 +197,6 @@ class CellRunner:
             except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit too
                 self._report_exception(exc)
                 status = "error"
-            for hook in self.post_run_hooks:
-                try:
-                    hook(self.namespace)
-                except Exception as exc:  # noqa: BLE001 - a hook must not break the cell
-                    stderr.write(f"[runtime] post-run hook failed: {exc!r}\n")
         finally:
             sys.stdout, sys.stderr, sys.stdin = saved
         return {"status": status, "execution_count": self.execution_count}
