@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pyodide_cells.assets import snapshot_inputs, snapshot_key
 from tests.conftest import build_site
 
 
@@ -82,8 +83,29 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     config = re.match(r"\s*window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", script).group(1)
     wheel = json.loads(config)["wheel"]
     assert re.fullmatch(r"wheels/ai_systems_labs-[\d.]+-py3-none-any\.whl", wheel)
+    # The start-up snapshot's key is compiled into the worker, not written into pages.
+    static = site_dir / "_static"
+    key = snapshot_key(snapshot_inputs(static, wheel.removeprefix("wheels/")))
+    assert f"snapshot-{key}.bin" in (static / "pyodide_cells" / "worker.js").read_text()
+    assert key not in script
     landing = resources(site_dir / "index.html")
     assert not any("pyodide_cells" in u for u in landing.urls)
+
+
+def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):
+    files = [tmp_path / name for name in ("pyodide.asm.wasm", "worker.js", "runner.py", "labs.whl")]
+    for f in files:
+        f.write_bytes(f.name.encode())
+    key = snapshot_key(files)
+    assert re.fullmatch(r"[0-9a-f]{16}", key) and snapshot_key(files) == key
+    seen = {key}
+    for f in files:
+        before = f.read_bytes()
+        f.write_bytes(before + b"!")
+        seen.add(snapshot_key(files))
+        f.write_bytes(before)
+    assert len(seen) == 5  # one new key per changed file
+    assert snapshot_key(files) == key
 
 
 def test_the_worker_is_started_from_the_head_before_any_stylesheet(site_dir):

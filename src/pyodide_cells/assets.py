@@ -15,6 +15,7 @@ What lands in the built site, all served from the same origin:
 from __future__ import annotations
 
 import json
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -67,8 +68,13 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def bundle_js(node_modules: Path, outdir: Path) -> None:
-    """Bundle the page script (with CodeMirror 6) and the worker with esbuild."""
+def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "") -> None:
+    """Bundle the page script (with CodeMirror 6) and the worker with esbuild.
+
+    ``snapshot`` is compiled into the worker as ``SNAPSHOT_KEY`` (see
+    :func:`snapshot_key`): the worker, not the pages, carries it, so a page
+    that an incremental build did not rewrite can never name a stale one.
+    """
     esbuild = node_modules / ".bin" / "esbuild"
     if not esbuild.exists():
         raise ExtensionError(f"pyodide_cells: esbuild not found at {esbuild}; run `npm ci`")
@@ -87,6 +93,8 @@ def bundle_js(node_modules: Path, outdir: Path) -> None:
             f"--outfile={outdir / entry}",
             "--log-level=warning",
         ]
+        if entry == "worker.js":
+            cmd.append(f"--define:SNAPSHOT_KEY={json.dumps(snapshot)}")
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -126,7 +134,6 @@ def on_builder_inited(app: Sphinx) -> None:
             _copy(src, static / "mathjax" / part)
     _copy(node_modules / "@viz-js" / "viz" / "dist" / "viz-global.js", static / "viz" / "viz-global.js")
     ours = static / "pyodide_cells"
-    bundle_js(node_modules, ours)
     _copy(HERE / "python" / "runner.py", ours / "runner.py")
     _copy(HERE / "css" / "cells.css", ours / "cells.css")
     wheel = ""
@@ -137,6 +144,26 @@ def on_builder_inited(app: Sphinx) -> None:
         wheel = build_labs_wheel(root, static / "wheels")
     # pages.py names the wheel in each page's runtime config.
     app.builder.pyodide_cells_wheel = wheel  # type: ignore[attr-defined]
+    bundle_js(node_modules, ours, snapshot=snapshot_key(snapshot_inputs(static, wheel)))
+
+
+def snapshot_inputs(static: Path, wheel: str) -> list[Path]:
+    """What a start-up snapshot holds: the interpreter, the worker's source, the runner, the wheel."""
+    files = [static / "pyodide" / "pyodide.asm.wasm", HERE / "js" / "worker.js", HERE / "python" / "runner.py"]
+    return files + ([static / "wheels" / wheel] if wheel else [])
+
+
+def snapshot_key(files: list[Path]) -> str:
+    """A digest of what a start-up snapshot holds: the interpreter, the worker, the runner, the wheel.
+
+    The worker keeps one memory snapshot per site in the browser's Cache Storage
+    under this key, so a rebuilt site never restores a stale interpreter.
+    """
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def setup(app: Sphinx) -> None:

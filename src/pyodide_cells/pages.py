@@ -37,7 +37,11 @@ def on_html_page_context(
     if app.builder.format != "html" or not has_code_cells(doctree):
         return
     wheel = getattr(app.builder, "pyodide_cells_wheel", "")
-    config = {"wheel": f"wheels/{wheel}" if wheel else "", "page": pagename, "checksUse": checks_use(app, pagename)}
+    config = {
+        "wheel": f"wheels/{wheel}" if wheel else "",
+        "page": pagename,
+        "checksUse": checks_use(app, pagename),
+    }
     # The config and the boot script go into <head>, right after the meta tags
     # (the themes put page scripts at the end of <body>): the worker's request
     # leaves before the page's stylesheets and scripts queue up for connections.

@@ -40,6 +40,7 @@ const runtime = {
   checks: new Map(), // check id -> resolve
   nextId: 1,
   startedAt: performance.now(),
+  restored: false, // true when the worker started from this browser's start-up snapshot (worker.js)
 };
 
 // ---------------------------------------------------------------- helpers ---
@@ -442,10 +443,12 @@ function onWorkerMessage(event) {
     else if (msg.state === "ready") {
       const seconds = ((performance.now() - runtime.startedAt) / 1000).toFixed(1);
       performance.mark("pyodide-cells:ready");
+      runtime.restored = Boolean(msg.restored);
+      const how = msg.restored ? " from this browser's start-up snapshot" : "";
       if (runtime.restartMessage) {
         bar.set("ready", runtime.restartMessage);
         runtime.restartMessage = null;
-      } else bar.set("ready", `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s: edit a cell, then Run or Ctrl+Enter`);
+      } else bar.set("ready", `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s${how}: edit a cell, then Run or Ctrl+Enter`);
       for (const { cell, started } of runtime.pending.values()) if (!started) cell.setState("running", "Running…");
     } else if (msg.state === "error") {
       bar.set("error", `Python failed to start: ${msg.message}`);

@@ -1,11 +1,11 @@
 // The Pyodide worker: boots Pyodide 0.26.2 from the site's own _static/pyodide/,
 // installs the labs wheel and the cell runner, then runs cells one at a time.
 //
-// Messages in:  {type: "init", pyodideURL, wheelURL, runnerURL}
+// Messages in:  {type: "init", pyodideURL, wheelURL, runnerURL, interruptBuffer}
 //               {type: "run", id, code}      (queued until the runtime is ready)
 //               {type: "check", id, blocks}  (run the page's doctest blocks)
 //               {type: "restart"}            (fresh namespace, same interpreter)
-// Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message}
+// Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message, at, restored}
 //               {type: "start", id}          (the cell began to run)
 //               {type: "stream"|"display"|"result"|"error", id, ...payload}
 //               {type: "done", id, status, execution_count, ms}
@@ -18,8 +18,8 @@ let interrupt = null; // Uint8Array on a SharedArrayBuffer, when the page is cro
 
 const post = (msg) => self.postMessage(msg);
 // `at` is an absolute time (ms since the epoch) so the page can place it on its own timeline.
-const status = (state, step, steps, message) =>
-  post({ type: "status", state, step, steps, message, at: performance.timeOrigin + performance.now() });
+const status = (state, step, steps, message, extra = {}) =>
+  post({ type: "status", state, step, steps, message, at: performance.timeOrigin + performance.now(), ...extra });
 
 async function fetchBytes(url, what) {
   const response = await fetch(url);
@@ -27,7 +27,123 @@ async function fetchBytes(url, what) {
   return response.arrayBuffer();
 }
 
+// A memory snapshot of the interpreter right after start-up (runner imported,
+// no cell run yet), kept in Cache Storage: a second visit restores it instead of
+// starting CPython again. Pyodide 0.26 calls this API experimental
+// (loadPyodide's _makeSnapshot / _loadSnapshot), so every failure falls back to
+// a normal start. The key changes with the wheel, the runner and this file.
+/* global SNAPSHOT_KEY */
+const SNAPSHOTS = "pyodide-cells-snapshots";
+// assets.py compiles the site's key in (esbuild --define); the URL only names
+// the entry in Cache Storage and is never fetched.
+const SNAPSHOT_URL =
+  typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? new URL(`snapshot-${SNAPSHOT_KEY}.bin`, self.location.href).href : "";
+
+async function cachedSnapshot(url) {
+  if (!url || !self.caches) return null;
+  try {
+    return (await (await caches.open(SNAPSHOTS)).match(url)) || null;
+  } catch {
+    return null;
+  }
+}
+
+// Pyodide 0.26's snapshot layout: four uint32 (magic, build id, offset of the
+// memory, length of a JSON header), the header, then the wasm memory, whole
+// 64 KiB pages. A snapshot that is not that shape would make the interpreter
+// hang, not fail, so it is refused here and Python starts afresh.
+const SNAPSHOT_MAGIC = 1886286592;
+const WASM_PAGE = 65536;
+
+function checkedSnapshot(buffer) {
+  const words = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 4) : null;
+  const memory = words ? buffer.byteLength - words[2] : 0;
+  if (!words || words[0] !== SNAPSHOT_MAGIC || words[2] < 16 || memory <= 0 || memory % WASM_PAGE !== 0) {
+    throw new Error(`not a Pyodide memory snapshot (${buffer.byteLength} bytes)`);
+  }
+  return new Uint8Array(buffer);
+}
+
+async function storeSnapshot(url, bytes) {
+  try {
+    const cache = await caches.open(SNAPSHOTS);
+    for (const old of await cache.keys()) if (old.url !== url) await cache.delete(old);
+    await cache.put(url, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+  } catch (err) {
+    console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
+  }
+}
+
+async function dropSnapshots() {
+  try {
+    await caches.delete(SNAPSHOTS);
+  } catch {
+    /* nothing to drop */
+  }
+}
+
+async function startPyodide(indexURL, snapshotURL) {
+  const cached = await cachedSnapshot(snapshotURL);
+  if (cached) {
+    try {
+      // loadPyodide takes a promise: the body is read while pyodide.asm.js loads.
+      const snapshot = cached.arrayBuffer().then(checkedSnapshot);
+      return { pyodide: await self.loadPyodide({ indexURL, _loadSnapshot: snapshot }), restored: true };
+    } catch (err) {
+      console.warn("pyodide-cells: the start-up snapshot did not load; starting afresh:", err);
+      await dropSnapshots();
+    }
+  }
+  const canSnapshot = Boolean(snapshotURL && self.caches);
+  return { pyodide: await self.loadPyodide({ indexURL, _makeSnapshot: canSnapshot }), restored: false, canSnapshot };
+}
+
+// New files (the wheel, the runner) must be seen by the import system. Only the
+// finders of their two directories are told: importlib.invalidate_caches() would
+// also re-read the standard library zip's index, 60 ms cold and 230 ms restored.
+const FIND_NEW_FILES = `
+import importlib, sys
+from pyodide._package_loader import SITE_PACKAGES
+if '/home/pyodide' not in sys.path: sys.path.insert(0, '/home/pyodide')
+for _path in ('/home/pyodide', str(SITE_PACKAGES)):
+    _finder = sys.path_importer_cache.get(_path)
+    if _finder is not None: _finder.invalidate_caches()
+del _path, _finder
+`;
+
+// A restored interpreter starts from the very memory of the first visit, the
+// random module's state included (Pyodide imports it while starting): seed it
+// again from the browser's crypto.getRandomValues, as a fresh start would.
+const AFTER_RESTORE = `
+import sys
+if "random" in sys.modules: sys.modules["random"].seed()
+`;
+
+// Compile the interpreter's WebAssembly while pyodide.asm.js downloads and runs
+// (about 0.3 s of JavaScript), instead of after it as loadPyodide does: Pyodide
+// 0.26 has no option for this, so its one call to instantiateStreaming is
+// answered with the module compiled here. Its own fetch of the same file waits
+// on the HTTP cache's lock for this one, and is dropped unread.
+function compileEarly(wasmURL) {
+  const original = WebAssembly.instantiateStreaming;
+  const compiled = WebAssembly.compileStreaming(fetch(wasmURL));
+  compiled.catch(() => {}); // a failure is handled below, by Pyodide's own path
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    WebAssembly.instantiateStreaming = original;
+    let module;
+    try {
+      module = await compiled;
+    } catch (err) {
+      console.warn("pyodide-cells: early compile failed, Pyodide compiles instead:", err);
+      return original(source, imports);
+    }
+    Promise.resolve(source).then((r) => r.body && r.body.cancel()).catch(() => {});
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
+}
+
 async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
+  const snapshotURL = SNAPSHOT_URL;
   const steps = 4;
   status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
   // Start fetching the small files while the interpreter downloads and compiles.
@@ -36,18 +152,29 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
     if (!r.ok) throw new Error(`could not load the cell runner from ${runnerURL}: HTTP ${r.status}`);
     return r.text();
   });
+  compileEarly(pyodideURL + "pyodide.asm.wasm");
   importScripts(pyodideURL + "pyodide.js");
-  const pyodide = await self.loadPyodide({ indexURL: pyodideURL });
+  const { pyodide, restored, canSnapshot } = await startPyodide(pyodideURL, snapshotURL);
   // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
   if (interruptBuffer) {
     interrupt = new Uint8Array(interruptBuffer);
     pyodide.setInterruptBuffer(interrupt);
   }
+  // The file system is not part of a snapshot: it is filled again either way.
   status("loading", 2, steps, "Installing the labs package");
   const wheelBytes = await wheel;
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
   status("loading", 3, steps, "Starting the cell runner");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
+  pyodide.runPython((restored ? AFTER_RESTORE : "") + FIND_NEW_FILES + "import pyodide_cells_runner\n");
+  let snapshot = null;
+  if (!restored && canSnapshot) {
+    try {
+      snapshot = pyodide.makeMemorySnapshot(); // before any JavaScript object enters Python
+    } catch (err) {
+      console.warn("pyodide-cells: no start-up snapshot:", err);
+    }
+  }
   // Streams are batched: a print loop would otherwise post one message per write.
   const emit = (kind, payload) => {
     const msg = JSON.parse(payload);
@@ -55,14 +182,9 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
     flushStreams();
     post({ type: kind, id: currentId, ...msg });
   };
-  const runner = pyodide.runPython(
-    "import importlib, sys\n" +
-      "sys.path.insert(0, '/home/pyodide')\n" +
-      "importlib.invalidate_caches()\n" +
-      "import pyodide_cells_runner\n" +
-      "pyodide_cells_runner.CellRunner",
-  )(emit);
-  status("ready", steps, steps, "Python ready");
+  const runner = pyodide.runPython("pyodide_cells_runner.CellRunner")(emit);
+  status("ready", steps, steps, "Python ready", { restored });
+  if (snapshot) setTimeout(() => storeSnapshot(snapshotURL, snapshot), 0);
   return { pyodide, runner };
 }
 

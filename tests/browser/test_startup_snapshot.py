@@ -1,0 +1,102 @@
+"""The start-up snapshot: a second visit restores the interpreter instead of starting it again.
+
+worker.js keeps a Pyodide memory snapshot, made on the first visit right
+after the cell runner is imported, in Cache Storage under the site's snapshot
+key; later visits (and restarts) load it. These tests hold what a restored
+interpreter must still do, and that a bad snapshot costs nothing but time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, open_lab
+
+pytestmark = pytest.mark.browser
+
+CACHE = "pyodide-cells-snapshots"
+STORED = f"""async () => {{
+    const cache = await caches.open("{CACHE}");
+    const keys = await cache.keys();
+    if (keys.length !== 1) return null;
+    const body = await (await cache.match(keys[0])).arrayBuffer();
+    return {{ url: keys[0].url, bytes: body.byteLength }};
+}}"""
+
+
+def stored_snapshot(page) -> dict:
+    """Wait until the worker has kept its snapshot; return its cache URL and size."""
+    for _ in range(TIMEOUT // 250):
+        found = page.evaluate(STORED)
+        if found:
+            return found
+        page.wait_for_timeout(250)
+    raise AssertionError("the worker kept no start-up snapshot")
+
+
+def run(page, code: str) -> dict:
+    out = page.evaluate("code => window.pyodideCells.runCode(code)", code)
+    assert out["error"] is None, out["error"]
+    return out
+
+
+def reload_ready(page) -> None:
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+
+
+def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_url):
+    open_lab(page, base_url)
+    assert page.evaluate("window.pyodideCells.runtime.restored") is False
+    snap = stored_snapshot(page)
+    key = re.fullmatch(rf"{base_url}/_static/pyodide_cells/snapshot-([0-9a-f]{{16}})\.bin", snap["url"]).group(1)
+    assert f"snapshot-{key}.bin" in page.evaluate("fetch('_static/pyodide_cells/worker.js').then(r => r.text())")
+    assert snap["bytes"] > 10_000_000  # the interpreter's whole linear memory
+
+    reload_ready(page)
+    assert page.evaluate("window.pyodideCells.runtime.restored") is True
+    assert "start-up snapshot" in page.locator(".pc-runtime").inner_text()
+    # A labs module nobody imported before the snapshot loads from the wheel,
+    # which is unpacked again (the file system is not in the snapshot).
+    out = run(page, "from labs.attention import logsumexp\nprint(repr(logsumexp([0.0, 0.0])))")
+    assert float(out["stdout"]) == math.log(2)
+    # Its source is on disk, so tracebacks through labs code show their lines.
+    out = run(page, "import inspect, labs.paged_attention as pa\nprint(inspect.getsource(pa.BlockTable)[:16])")
+    assert out["stdout"].strip() == "class BlockTable"
+    # The page's own cells run as before.
+    out = run(page, "from labs.autograd import Value\nv = Value(3.0) * Value(-2.0)\nv.backward()\nprint(v.data)")
+    assert out["stdout"].strip() == "-6.0"
+
+
+def test_restored_visits_do_not_share_one_random_state(page, base_url):
+    """Every restore starts from the same memory: random numbers must still differ per visit."""
+    open_lab(page, base_url)
+    stored_snapshot(page)
+    draws = []
+    for _ in range(2):
+        reload_ready(page)
+        assert page.evaluate("window.pyodideCells.runtime.restored") is True
+        draws.append(run(page, "import random\nprint(random.getrandbits(64))")["stdout"].strip())
+    assert draws[0] != draws[1]
+
+
+def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url):
+    open_lab(page, base_url)
+    snap = stored_snapshot(page)
+    page.evaluate(
+        """async ([name, url]) => {
+            const cache = await caches.open(name);
+            await cache.put(url, new Response(new Uint8Array(4096).fill(7)));
+        }""",
+        [CACHE, snap["url"]],
+    )
+    reload_ready(page)
+    assert page.evaluate("window.pyodideCells.runtime.restored") is False
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+    # The bad entry was dropped and a good one kept in its place.
+    again = stored_snapshot(page)
+    assert again["url"] == snap["url"]
+    assert again["bytes"] == snap["bytes"]
