@@ -23,7 +23,7 @@ release = "0.1.0"
 extensions = [
     "myst_nb",
     "sphinx_design",
-    "sphinx.ext.mathjax",
+    "sphinxcontrib.katex",
     "pyodide_cells",
 ]
 
@@ -39,8 +39,13 @@ nb_execution_raise_on_error = True  # a failing build-time cell fails the build
 nb_execution_timeout = 120
 nb_merge_streams = True
 
-# --- Math: MathJax 3 served by the site itself (copied from the npm package) --
-mathjax_path = "mathjax/tex-chtml.js"
+# --- Math: rendered to HTML at build time by KaTeX (sphinxcontrib-katex) -----
+# No math script runs in the page, so nothing competes with Python's start-up
+# for the CPU; the stylesheet and fonts come from the npm package (assets.py),
+# and node renders with that same package's katex.min.js.
+katex_prerender = True
+katex_css_path = "katex/katex.min.css"
+katex_js_path = str(ROOT / "node_modules" / "katex" / "dist" / "katex.min.js")
 
 # --- HTML ------------------------------------------------------------------
 html_theme = "furo"
@@ -56,4 +61,3 @@ pyodide_cells_node_modules = str(ROOT / "node_modules")
 pyodide_cells_project_root = str(ROOT)
 sd_card_legacy_separators = False
 html_favicon = "favicon.svg"
-mathjax_options = {"async": "async"}  # do not hold up DOMContentLoaded (and the page script)

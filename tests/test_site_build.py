@@ -58,13 +58,21 @@ def test_no_page_loads_anything_from_another_origin(site_dir):
             assert not re.match(r"^(?:https?:)?//", url), f"{css.name} loads {url}"
 
 
-def test_mathjax_is_self_hosted(site_dir):
-    urls = resources(site_dir / "micrograd.html").urls
-    mathjax = [u for u in urls if "mathjax" in u]
-    assert mathjax and mathjax[0].startswith("_static/mathjax/tex-chtml.js")
-    assert (site_dir / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 1_000_000
-    # MathJax finds its fonts relative to itself: they must be in the site.
-    assert list((site_dir / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+def test_math_is_rendered_at_build_time_and_its_fonts_are_self_hosted(site_dir):
+    html = (site_dir / "online_softmax.html").read_text()
+    page = resources(site_dir / "online_softmax.html")
+    # KaTeX's HTML (with MathML for screen readers) is in the page; no math script is.
+    assert html.count('<span class="katex">') >= 60
+    assert '<annotation encoding="application/x-tex">' in html and r"\alpha" in html
+    assert not re.search(r"\\\(|\\\[", html)  # no \( or \[ left for a script to typeset
+    assert not any(re.search(r"katex|mathjax", u) for u in page.urls if u.endswith(".js") or ".js?" in u)
+    css = [u for u in page.urls if "katex.min.css" in u]
+    assert css and css[0].startswith("_static/katex/katex.min.css")
+    # Every woff2 font the stylesheet names is in the site (browsers take woff2 first).
+    sheet = (site_dir / "_static" / "katex" / "katex.min.css").read_text()
+    fonts = set(re.findall(r"url\((fonts/[^)]+\.woff2)\)", sheet))
+    assert len(fonts) >= 15
+    assert all((site_dir / "_static" / "katex" / f).is_file() for f in fonts)
 
 
 def test_pyodide_core_is_the_pinned_version(site_dir):
@@ -81,15 +89,44 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     assert any(u.startswith("_static/pyodide_cells/cells.js") for u in lab.urls)
     script = next(s for s in lab.inline_scripts if "PYODIDE_CELLS_CONFIG" in s)
     config = re.match(r"\s*window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", script).group(1)
-    wheel = json.loads(config)["wheel"]
-    assert re.fullmatch(r"wheels/ai_systems_labs-[\d.]+-py3-none-any\.whl", wheel)
-    # The start-up snapshot's key is compiled into the worker, not written into pages.
+    assert json.loads(config) == {"page": "micrograd", "checksUse": ["Value"]}
+    # The wheel's name and the start-up snapshot's key are compiled into the
+    # worker (it starts loading before the page talks to it), not written into pages.
     static = site_dir / "_static"
-    key = snapshot_key(snapshot_inputs(static, wheel.removeprefix("wheels/")))
-    assert f"snapshot-{key}.bin" in (static / "pyodide_cells" / "worker.js").read_text()
-    assert key not in script
+    (wheel,) = (static / "wheels").glob("*.whl")
+    assert re.fullmatch(r"ai_systems_labs-[\d.]+-py3-none-any\.whl", wheel.name)
+    worker = (static / "pyodide_cells" / "worker.js").read_text()
+    (stdlib,) = (static / "pyodide").glob("python_stdlib-*.zip")
+    key = snapshot_key(snapshot_inputs(static, wheel.name, stdlib.name))
+    assert f"snapshot-{key}.bin" in worker and wheel.name in worker
     landing = resources(site_dir / "index.html")
     assert not any("pyodide_cells" in u for u in landing.urls)
+
+
+def test_the_worker_loads_a_stdlib_zip_with_start_up_modules_as_bytecode(site_dir):
+    static = site_dir / "_static" / "pyodide"
+    stock = zipfile.ZipFile(static / "python_stdlib.zip")
+    (compiled_path,) = static.glob("python_stdlib-*.zip")
+    assert compiled_path.name in (site_dir / "_static" / "pyodide_cells" / "worker.js").read_text()
+    compiled = zipfile.ZipFile(compiled_path)
+    names = set(compiled.namelist())
+    bytecode = {n[:-1] for n in names if n.endswith(".pyc")}
+    # What the cell runner and Pyodide's start-up import, as bytecode...
+    assert {"json/__init__.py", "ast.py", "traceback.py", "linecache.py", "typing.py"} <= bytecode
+    assert len(bytecode) > 80
+    for name in ("json/__init__.pyc", "ast.pyc"):
+        header = compiled.read(name)[:16]
+        assert header[:4] == (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's magic (Pyodide 0.26)
+        assert int.from_bytes(header[4:8], "little") == 0b01  # PEP 552: hash-based, unchecked
+    # ... instead of source; every other file of the stock zip is there unchanged.
+    assert not bytecode & names
+    for info in stock.infolist():
+        if info.filename not in bytecode:
+            assert compiled.read(info.filename) == stock.read(info)
+    # The sources held back are served beside the zip, byte for byte.
+    sources = static / f"{compiled_path.stem}-src"
+    for name in bytecode:
+        assert (sources / name).read_bytes() == stock.read(name)
 
 
 def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):

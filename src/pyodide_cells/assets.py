@@ -5,21 +5,27 @@ What lands in the built site, all served from the same origin:
 - ``_static/pyodide/``: the Pyodide 0.26.2 core from the npm package
   (pyodide.js, pyodide.asm.js, pyodide.asm.wasm, python_stdlib.zip,
   pyodide-lock.json);
+- ``_static/pyodide/python_stdlib-<key>.zip``: the same standard library with
+  bytecode for the modules start-up imports (:func:`precompile_stdlib`); the
+  worker loads this one, the stock zip stays for anyone else;
 - ``_static/pyodide_cells/``: our page script and worker, bundled by esbuild
   with CodeMirror 6; the cell runner (Python) and the stylesheet;
 - ``_static/viz/viz-global.js``: Graphviz compiled to WebAssembly (@viz-js/viz);
-- ``_static/mathjax/``: MathJax 3 (tex-chtml and the files it loads lazily);
+- ``_static/katex/``: KaTeX's stylesheet and fonts, for the equations
+  sphinxcontrib-katex renders to HTML at build time (no math script runs in
+  the page);
 - ``_static/wheels/``: the ``labs`` wheel, built from ``src/labs`` for this build.
 """
 
 from __future__ import annotations
 
-import json
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -37,9 +43,6 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-# MathJax loads some components lazily (menu, accessibility, TeX extensions):
-# copy the folders it may ask for along with the combined tex-chtml bundle.
-MATHJAX_PARTS = ("tex-chtml.js", "a11y", "adaptors", "input", "output", "sde", "sre", "ui")
 
 
 
@@ -68,12 +71,15 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "") -> None:
+def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "", stdlib: str = "") -> None:
     """Bundle the page script (with CodeMirror 6) and the worker with esbuild.
 
-    ``snapshot`` is compiled into the worker as ``SNAPSHOT_KEY`` (see
-    :func:`snapshot_key`): the worker, not the pages, carries it, so a page
-    that an incremental build did not rewrite can never name a stale one.
+    ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
+    file name) and ``stdlib`` (the precompiled standard library's file name)
+    are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL`` and
+    ``STDLIB_ZIP``: the worker starts loading without waiting for the page,
+    and a page that an incremental build did not rewrite cannot name a stale
+    file.
     """
     esbuild = node_modules / ".bin" / "esbuild"
     if not esbuild.exists():
@@ -94,7 +100,8 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "") -> None:
             "--log-level=warning",
         ]
         if entry == "worker.js":
-            cmd.append(f"--define:SNAPSHOT_KEY={json.dumps(snapshot)}")
+            cmd += [f"--define:{name}={json.dumps(value)}"
+                    for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel), ("STDLIB_ZIP", stdlib))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -128,10 +135,10 @@ def on_builder_inited(app: Sphinx) -> None:
     static = Path(app.outdir) / "_static"
     for name in PYODIDE_FILES:
         _copy(node_modules / "pyodide" / name, static / "pyodide" / name)
-    for part in MATHJAX_PARTS:
-        src = node_modules / "mathjax" / "es5" / part
-        if src.exists():
-            _copy(src, static / "mathjax" / part)
+    katex = node_modules / "katex" / "dist"
+    _copy(katex / "katex.min.css", static / "katex" / "katex.min.css")
+    for font in (katex / "fonts").glob("*.woff2"):  # every browser that runs Pyodide reads woff2
+        _copy(font, static / "katex" / "fonts" / font.name)
     _copy(node_modules / "@viz-js" / "viz" / "dist" / "viz-global.js", static / "viz" / "viz-global.js")
     ours = static / "pyodide_cells"
     _copy(HERE / "python" / "runner.py", ours / "runner.py")
@@ -142,14 +149,62 @@ def on_builder_inited(app: Sphinx) -> None:
         if not root.is_absolute():
             root = Path(app.confdir) / root
         wheel = build_labs_wheel(root, static / "wheels")
-    # pages.py names the wheel in each page's runtime config.
-    app.builder.pyodide_cells_wheel = wheel  # type: ignore[attr-defined]
-    bundle_js(node_modules, ours, snapshot=snapshot_key(snapshot_inputs(static, wheel)))
+    stdlib = precompile_stdlib(node_modules / "pyodide", HERE / "python" / "runner.py",
+                               static / "wheels" / wheel if wheel else None, static / "pyodide")
+    key = snapshot_key(snapshot_inputs(static, wheel, stdlib))
+    bundle_js(node_modules, ours, snapshot=key, wheel=wheel, stdlib=stdlib)
 
 
-def snapshot_inputs(static: Path, wheel: str) -> list[Path]:
-    """What a start-up snapshot holds: the interpreter, the worker's source, the runner, the wheel."""
-    files = [static / "pyodide" / "pyodide.asm.wasm", HERE / "js" / "worker.js", HERE / "python" / "runner.py"]
+def precompile_stdlib(pyodide_dir: Path, runner: Path, wheel: Path | None, outdir: Path) -> str:
+    """Write Pyodide's stdlib zip with bytecode for start-up's modules; return its file name.
+
+    Beside it, ``<name without .zip>-src/`` holds the sources of the modules
+    the zip has as bytecode only.
+
+    Runs ``precompile_stdlib.mjs`` with Node (Pyodide itself compiles the
+    bytecode). The name carries a digest of the inputs, so browsers never mix
+    an old zip with a new snapshot, and an unchanged build reuses the file.
+
+    Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
+    """
+    script = HERE / "precompile_stdlib.mjs"
+    digest = hashlib.sha256()
+    for path in (pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])):
+        digest.update(path.read_bytes())
+    name = f"python_stdlib-{digest.hexdigest()[:12]}.zip"
+    out = outdir / name
+    if out.is_file():
+        return name
+    node = shutil.which("node")
+    if node is None:
+        raise ExtensionError("pyodide_cells: Node.js (node) is needed to precompile the standard library")
+    outdir.mkdir(parents=True, exist_ok=True)
+    cmd = [node, str(script), str(pyodide_dir), str(runner), str(wheel or ""), str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not out.is_file():
+        raise ExtensionError(f"pyodide_cells: precompiling the standard library failed:\n{proc.stderr[-2000:]}")
+    # The sources the zip holds as bytecode only, one file each, for the worker
+    # to fetch when a traceback or inspect.getsource asks for one.
+    sources = outdir / f"{out.stem}-src"
+    with zipfile.ZipFile(out) as compiled, zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as stock:
+        for pyc in compiled.namelist():
+            if pyc.endswith(".pyc"):
+                target = sources / pyc[:-1]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(stock.read(pyc[:-1]))
+    for old in outdir.glob("python_stdlib-*"):
+        if old.name not in (name, sources.name):
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+    logger.info("pyodide_cells: %s (%s)", name, proc.stdout.strip())
+    return name
+
+
+def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:
+    """What a start-up snapshot holds or depends on: the interpreter, its
+    standard library zip (zipimport keeps offsets into it), the worker's
+    source, the runner, the wheel."""
+    files = [static / "pyodide" / "pyodide.asm.wasm", static / "pyodide" / stdlib,
+             HERE / "js" / "worker.js", HERE / "python" / "runner.py"]
     return files + ([static / "wheels" / wheel] if wheel else [])
 
 

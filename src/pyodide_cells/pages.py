@@ -36,9 +36,7 @@ def on_html_page_context(
 ) -> None:
     if app.builder.format != "html" or not has_code_cells(doctree):
         return
-    wheel = getattr(app.builder, "pyodide_cells_wheel", "")
     config = {
-        "wheel": f"wheels/{wheel}" if wheel else "",
         "page": pagename,
         "checksUse": checks_use(app, pagename),
     }

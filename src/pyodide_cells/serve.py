@@ -31,7 +31,7 @@ import sys
 import threading
 from pathlib import Path
 
-LONG_CACHE = ("/_static/pyodide/", "/_static/mathjax/", "/_static/viz/")
+LONG_CACHE = ("/_static/pyodide/", "/_static/katex/", "/_static/viz/")
 # Worth compressing: text and WebAssembly. Zip archives (the stdlib, wheels),
 # fonts and images are compressed already.
 COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".json", ".wasm", ".svg", ".py", ".txt", ".map")

@@ -100,3 +100,25 @@ def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url):
     again = stored_snapshot(page)
     assert again["url"] == snap["url"]
     assert again["bytes"] == snap["bytes"]
+
+
+SOURCES = (
+    "import json, traceback, inspect, ast\n"
+    "try:\n"
+    "    json.loads('{')\n"
+    "except ValueError:\n"
+    "    print(traceback.format_exc())\n"
+    "print(inspect.getsource(ast.literal_eval).splitlines()[0])\n"
+)
+
+
+def test_stdlib_modules_held_as_bytecode_still_show_their_source(page, base_url):
+    """json and ast start up as bytecode only; tracebacks and inspect still read their source."""
+    open_lab(page, base_url)
+    for visit in ("first", "restored"):
+        out = run(page, SOURCES)["stdout"]
+        assert "return _default_decoder.decode(s)" in out, (visit, out)  # json/__init__.py, line 346
+        assert out.rstrip().endswith("def literal_eval(node_or_string):"), (visit, out)
+        stored_snapshot(page)
+        reload_ready(page)
+        assert page.evaluate("window.pyodideCells.runtime.restored") is True

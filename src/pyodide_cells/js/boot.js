@@ -5,20 +5,15 @@
 // every restart: this is the one place a worker is made.
 (function () {
   performance.mark("pyodide-cells:boot");
-  var config = window.PYODIDE_CELLS_CONFIG || {};
   var root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);
   var stat = new URL("_static/", root);
 
   function start() {
     var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
+    // The worker starts loading Python by itself; it only waits for this
+    // message to learn Stop's buffer.
     var worker = new Worker(new URL("pyodide_cells/worker.js", stat));
-    worker.postMessage({
-      type: "init",
-      pyodideURL: new URL("pyodide/", stat).href,
-      wheelURL: config.wheel ? new URL(config.wheel, stat).href : "",
-      runnerURL: new URL("pyodide_cells/runner.py", stat).href,
-      interruptBuffer: interrupt ? interrupt.buffer : null,
-    });
+    worker.postMessage({ type: "init", interruptBuffer: interrupt ? interrupt.buffer : null });
     return { worker: worker, interrupt: interrupt };
   }
 

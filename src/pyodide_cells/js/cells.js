@@ -5,11 +5,15 @@
 // one Python namespace; running a cell first runs the earlier cells that have
 // not run yet in this session, so names they define exist, as in the baked page.
 
-import { EditorView, basicSetup } from "codemirror";
-import { keymap } from "@codemirror/view";
-import { Prec } from "@codemirror/state";
+import {
+  EditorView, keymap, lineNumbers, highlightActiveLineGutter, highlightSpecialChars, drawSelection,
+  dropCursor, highlightActiveLine,
+} from "@codemirror/view";
+import { EditorState, Prec } from "@codemirror/state";
+import { history, defaultKeymap, historyKeymap } from "@codemirror/commands";
+import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
-import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 import { el } from "./util.js";
 import { loadViz, upgradeGraphs } from "./graph.js";
@@ -30,6 +34,23 @@ const highlightStyle = HighlightStyle.define([
   { tag: [t.operator, t.punctuation, t.bracket], color: "var(--pc-hl-operator)" },
   { tag: [t.variableName, t.propertyName, t.definition(t.variableName)], color: "var(--pc-hl-name)" },
 ]);
+// CodeMirror's basicSetup without what a short notebook cell does not need and
+// the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
+// word completion, the lint and fold gutters.
+const editorSetup = [
+  lineNumbers(),
+  highlightActiveLineGutter(),
+  highlightSpecialChars(),
+  history(),
+  drawSelection(),
+  dropCursor(),
+  EditorState.allowMultipleSelections.of(true),
+  indentOnInput(),
+  bracketMatching(),
+  closeBrackets(),
+  highlightActiveLine(),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap]),
+];
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
 const runtime = {
@@ -44,6 +65,21 @@ const runtime = {
 };
 
 // ---------------------------------------------------------------- helpers ---
+
+// Editors for cells that scroll into view are made once Python has started and
+// the cells queued meanwhile have run, in idle time: on a 2-core machine every
+// millisecond of main-thread work while Python starts in the worker delays it,
+// and an editor being made would hold up the first output. Until then the code
+// the page was built with shows, highlighted; a click on it makes its editor at once.
+const startupWaiters = [];
+function afterStartup(task) {
+  startupWaiters.push(task);
+  startupEnded();
+}
+function startupEnded() {
+  if (runtime.state === "loading" || runtime.pending.size > 0) return; // called again when they end
+  for (const task of startupWaiters.splice(0)) (window.requestIdleCallback || setTimeout)(() => task());
+}
 
 const storage = {
   get(key) {
@@ -149,7 +185,7 @@ class Cell {
       pre.title = "Click to edit";
       pre.addEventListener("click", () => this.ensureEditor().focus());
     }
-    this.runButton.addEventListener("focus", () => this.ensureEditor());
+    this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor()));
     if (this.saved !== null || !pre) this.ensureEditor();
     if (this.saved !== null && this.saved !== this.original) {
       // Restored edits sit above the output of the original code: say so.
@@ -172,7 +208,7 @@ class Cell {
       doc: this.saved !== null ? this.saved : this.original,
       parent: this.mount,
       extensions: [
-        basicSetup,
+        editorSetup,
         python(),
         Prec.high(syntaxHighlighting(highlightStyle)),
         EditorView.lineWrapping, // no sideways scrolling, on phones either
@@ -444,6 +480,7 @@ function onWorkerMessage(event) {
       const seconds = ((performance.now() - runtime.startedAt) / 1000).toFixed(1);
       performance.mark("pyodide-cells:ready");
       runtime.restored = Boolean(msg.restored);
+      queueMicrotask(startupEnded); // after bar.set() below has marked the runtime ready
       const how = msg.restored ? " from this browser's start-up snapshot" : "";
       if (runtime.restartMessage) {
         bar.set("ready", runtime.restartMessage);
@@ -452,6 +489,7 @@ function onWorkerMessage(event) {
       for (const { cell, started } of runtime.pending.values()) if (!started) cell.setState("running", "Running…");
     } else if (msg.state === "error") {
       bar.set("error", `Python failed to start: ${msg.message}`);
+      queueMicrotask(startupEnded); // the code can still be read and edited
       for (const [id, { cell, resolve }] of runtime.pending) {
         cell.setState("error", "Python is not available");
         resolve({ status: "error" });
@@ -506,7 +544,10 @@ function onWorkerMessage(event) {
       const ok = msg.status === "ok";
       cell.setState(ok ? "done" : "error", ok ? `Ran in ${msg.ms.toFixed(1)} ms` : "Failed: see the traceback below");
       if (!performance.getEntriesByName("pyodide-cells:first-output").length) performance.mark("pyodide-cells:first-output");
-      if (runtime.pending.size === 0) bar.set("ready", "Python ready");
+      if (runtime.pending.size === 0) {
+        bar.set("ready", "Python ready");
+        startupEnded();
+      }
       entry.resolve({ status: msg.status, ms: msg.ms });
       break;
     }
@@ -542,7 +583,8 @@ function main() {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
         io.unobserve(entry.target);
-        runtime.cells.find((c) => c.root === entry.target)?.ensureEditor();
+        const cell = runtime.cells.find((c) => c.root === entry.target);
+        if (cell) afterStartup(() => cell.ensureEditor());
       }
     }, { rootMargin: "300px" });
     for (const cell of runtime.cells) if (!cell.editor) io.observe(cell.root);

@@ -1,7 +1,13 @@
 // The Pyodide worker: boots Pyodide 0.26.2 from the site's own _static/pyodide/,
 // installs the labs wheel and the cell runner, then runs cells one at a time.
 //
-// Messages in:  {type: "init", pyodideURL, wheelURL, runnerURL, interruptBuffer}
+// It starts loading as soon as its script runs: every URL it needs is relative
+// to its own, and the wheel's name and the snapshot key are compiled in by
+// assets.py (esbuild --define). Waiting for the page's first message instead
+// cost 100-200 ms on a lab page, whose main thread is busy parsing and laying
+// out the document and only then passes the message on.
+//
+// Messages in:  {type: "init", interruptBuffer}   (Stop's SharedArrayBuffer, or null)
 //               {type: "run", id, code}      (queued until the runtime is ready)
 //               {type: "check", id, blocks}  (run the page's doctest blocks)
 //               {type: "restart"}            (fresh namespace, same interpreter)
@@ -11,7 +17,7 @@
 //               {type: "done", id, status, execution_count, ms}
 //               {type: "checks", id, results: [{name, description, source, expected, got, status, setup}]}
 
-let ready = null; // Promise<{pyodide, runner}> once init arrives
+let ready = null; // Promise<{pyodide, runner}>, started at the end of this script
 let queue = Promise.resolve(); // cells run strictly in arrival order
 let currentId = null;
 let interrupt = null; // Uint8Array on a SharedArrayBuffer, when the page is cross-origin isolated
@@ -32,12 +38,19 @@ async function fetchBytes(url, what) {
 // starting CPython again. Pyodide 0.26 calls this API experimental
 // (loadPyodide's _makeSnapshot / _loadSnapshot), so every failure falls back to
 // a normal start. The key changes with the wheel, the runner and this file.
-/* global SNAPSHOT_KEY */
+/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP */
 const SNAPSHOTS = "pyodide-cells-snapshots";
-// assets.py compiles the site's key in (esbuild --define); the URL only names
-// the entry in Cache Storage and is never fetched.
-const SNAPSHOT_URL =
-  typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? new URL(`snapshot-${SNAPSHOT_KEY}.bin`, self.location.href).href : "";
+const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
+const PYODIDE_URL = new URL("../pyodide/", HERE).href;
+const RUNNER_URL = new URL("runner.py", HERE).href;
+// The standard library with bytecode for start-up's modules (precompile_stdlib.mjs):
+// without it, CPython compiles about 120 modules from source while it starts.
+// Their sources are files beside it, fetched one by one when asked for.
+const STDLIB_URL = typeof STDLIB_ZIP === "string" && STDLIB_ZIP ? new URL(`../pyodide/${STDLIB_ZIP}`, HERE).href : undefined;
+const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
+const WHEEL_URL = typeof LABS_WHEEL === "string" && LABS_WHEEL ? new URL(`../wheels/${LABS_WHEEL}`, HERE).href : "";
+// The URL only names the snapshot's entry in Cache Storage; it is never fetched.
+const SNAPSHOT_URL = typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? new URL(`snapshot-${SNAPSHOT_KEY}.bin`, HERE).href : "";
 
 async function cachedSnapshot(url) {
   if (!url || !self.caches) return null;
@@ -88,14 +101,15 @@ async function startPyodide(indexURL, snapshotURL) {
     try {
       // loadPyodide takes a promise: the body is read while pyodide.asm.js loads.
       const snapshot = cached.arrayBuffer().then(checkedSnapshot);
-      return { pyodide: await self.loadPyodide({ indexURL, _loadSnapshot: snapshot }), restored: true };
+      return { pyodide: await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _loadSnapshot: snapshot }), restored: true };
     } catch (err) {
       console.warn("pyodide-cells: the start-up snapshot did not load; starting afresh:", err);
       await dropSnapshots();
     }
   }
   const canSnapshot = Boolean(snapshotURL && self.caches);
-  return { pyodide: await self.loadPyodide({ indexURL, _makeSnapshot: canSnapshot }), restored: false, canSnapshot };
+  const pyodide = await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _makeSnapshot: canSnapshot });
+  return { pyodide, restored: false, canSnapshot };
 }
 
 // New files (the wheel, the runner) must be seen by the import system. Only the
@@ -109,6 +123,30 @@ for _path in ('/home/pyodide', str(SITE_PACKAGES)):
     _finder = sys.path_importer_cache.get(_path)
     if _finder is not None: _finder.invalidate_caches()
 del _path, _finder
+`;
+
+// Modules the precompiled zip holds as bytecode only have no source in it:
+// zipimport's get_source says None, and tracebacks and inspect.getsource would
+// show no code. This falls back to the source file served beside the zip,
+// fetched synchronously (allowed in a worker) once, when first asked for.
+const STDLIB_SOURCES = (url) => `
+import zipimport
+def _pyodide_cells_sources(get_source, base=${JSON.stringify(url)}, fetched={}):
+    def get_source_or_fetch(self, fullname):
+        source = get_source(self, fullname)
+        if source is not None or not self.archive.endswith(".zip"):
+            return source
+        path = fullname.replace(".", "/") + ("/__init__.py" if self.is_package(fullname) else ".py")
+        if path not in fetched:
+            try:
+                from pyodide.http import open_url
+                fetched[path] = open_url(base + path).read()
+            except Exception:
+                fetched[path] = None
+        return fetched[path]
+    return get_source_or_fetch
+zipimport.zipimporter.get_source = _pyodide_cells_sources(zipimport.zipimporter.get_source)
+del _pyodide_cells_sources
 `;
 
 // A restored interpreter starts from the very memory of the first visit, the
@@ -142,8 +180,11 @@ function compileEarly(wasmURL) {
   };
 }
 
-async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
-  const snapshotURL = SNAPSHOT_URL;
+let receiveInit;
+const init = new Promise((resolve) => (receiveInit = resolve));
+
+async function boot() {
+  const [pyodideURL, wheelURL, runnerURL, snapshotURL] = [PYODIDE_URL, WHEEL_URL, RUNNER_URL, SNAPSHOT_URL];
   const steps = 4;
   status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
   // Start fetching the small files while the interpreter downloads and compiles.
@@ -156,6 +197,7 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
   importScripts(pyodideURL + "pyodide.js");
   const { pyodide, restored, canSnapshot } = await startPyodide(pyodideURL, snapshotURL);
   // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
+  const { interruptBuffer } = await init;
   if (interruptBuffer) {
     interrupt = new Uint8Array(interruptBuffer);
     pyodide.setInterruptBuffer(interrupt);
@@ -166,7 +208,8 @@ async function boot({ pyodideURL, wheelURL, runnerURL, interruptBuffer }) {
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
   status("loading", 3, steps, "Starting the cell runner");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
-  pyodide.runPython((restored ? AFTER_RESTORE : "") + FIND_NEW_FILES + "import pyodide_cells_runner\n");
+  const sources = !restored && STDLIB_SOURCES_URL ? STDLIB_SOURCES(STDLIB_SOURCES_URL) : ""; // a snapshot has it already
+  pyodide.runPython((restored ? AFTER_RESTORE : "") + sources + FIND_NEW_FILES + "import pyodide_cells_runner\n");
   let snapshot = null;
   if (!restored && canSnapshot) {
     try {
@@ -243,8 +286,7 @@ async function run({ id, code }) {
 self.onmessage = (event) => {
   const msg = event.data;
   if (msg.type === "init") {
-    ready = boot(msg);
-    ready.catch((err) => status("error", 0, 4, String(err && err.message ? err.message : err)));
+    receiveInit(msg);
   } else if (msg.type === "run") {
     queue = queue.then(() => run(msg)).catch(() => {});
   } else if (msg.type === "check") {
@@ -264,3 +306,6 @@ self.onmessage = (event) => {
     });
   }
 };
+
+ready = boot();
+ready.catch((err) => status("error", 0, 4, String(err && err.message ? err.message : err)));
