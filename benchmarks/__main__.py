@@ -24,7 +24,7 @@ Writes ``bench-results/bench.json`` and the tables the Performance page
 includes (``docs/_generated/*.csv``, ``docs/_generated/meta.md``): figures are
 never typed by hand.
 
-    python -m benchmarks --site build/html [--runs 5] [--quick]
+    python -m benchmarks --site build/html [--runs 7] [--quick]
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def write_tables(data: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="the lab guide's benchmarks")
     parser.add_argument("--site", default=str(ROOT / "build" / "html"))
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
     parser.add_argument("--chromium", default=os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium"))
     parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")

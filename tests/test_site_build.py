@@ -9,9 +9,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from sphinx.errors import ExtensionError
 
 from pyodide_cells.assets import snapshot_inputs, snapshot_key
 from tests.conftest import build_site
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Resources(HTMLParser):
@@ -127,6 +131,27 @@ def test_the_worker_loads_a_stdlib_zip_with_start_up_modules_as_bytecode(site_di
     sources = static / f"{compiled_path.stem}-src"
     for name in bytecode:
         assert (sources / name).read_bytes() == stock.read(name)
+
+
+def test_an_unchanged_build_reuses_the_precompiled_stdlib_without_node(site_dir, monkeypatch):
+    from pyodide_cells import assets
+
+    static = site_dir / "_static"
+    (existing,) = (static / "pyodide").glob("python_stdlib-*.zip")
+    (wheel,) = (static / "wheels").glob("*.whl")
+    monkeypatch.setattr(assets.shutil, "which", lambda name: None)  # no Node: it must not be needed
+    name = assets.precompile_stdlib(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
+                                    wheel, static / "pyodide")
+    assert name == existing.name
+
+
+def test_precompiling_without_node_is_a_clear_error(tmp_path, monkeypatch):
+    from pyodide_cells import assets
+
+    monkeypatch.setattr(assets.shutil, "which", lambda name: None)
+    with pytest.raises(ExtensionError, match=r"Node\.js \(node\) is needed"):
+        assets.precompile_stdlib(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
+                                 None, tmp_path)
 
 
 def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):

@@ -2,7 +2,7 @@
 
 Cells keep the outputs myst-nb baked in at build time and, on pages that have
 cells, become editable and runnable on Pyodide 0.26.2 in a Web Worker. All the
-runtime files (Pyodide core, the editor bundle, Graphviz, MathJax, the ``labs``
+runtime files (Pyodide core, the editor bundle, Graphviz, KaTeX's stylesheet and fonts, the ``labs``
 wheel) are copied into the site's ``_static`` folder: nothing is fetched from
 another origin.
 

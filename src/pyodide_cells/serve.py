@@ -11,7 +11,7 @@ static host:
   Python through Pyodide's interrupt buffer (hosts that cannot send headers
   fall back to restarting the worker);
 - ``application/wasm`` for ``.wasm`` (streaming compilation needs it);
-- ``Cache-Control``: the Pyodide core, MathJax and Graphviz are versioned by
+- ``Cache-Control``: the Pyodide core, KaTeX and Graphviz are versioned by
   path and cached for a day; everything else revalidates (304 when unchanged);
 - gzip for text and WebAssembly when the browser accepts it (the 10 MB
   pyodide.asm.wasm travels as about 3.2 MB); each file is compressed once per
