@@ -198,3 +198,22 @@ def test_restored_edits_say_the_output_is_from_the_original_code(page, base_url)
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert "from the original code" in cell(page, 0).locator(".cell_output").inner_text()
     assert run_and_wait(page, 0).strip() == "edited"
+
+
+def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
+    """Stop interrupts the running cell and cancels what was queued before it (as Jupyter does),
+    so a queued endless loop cannot start after the Stop and force a restart."""
+    open_lab(page, base_url)
+    set_code(page, 0, "kept = 'still here'\nwhile True:\n    pass")
+    cell(page, 0).locator(".pc-run").click()
+    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    queued = page.evaluate_handle("window.pyodideCells.runCode('while True:\\n    pass')")
+    page.wait_for_timeout(300)
+    page.locator(".pc-runtime .pc-stop").click()
+    wait_cell(page, 0)
+    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    out = page.evaluate("q => q", queued)
+    assert out["status"] == "error" and "before this cell started" in out["error"]["traceback"]
+    after = page.evaluate("window.pyodideCells.runCode('print(kept)')")
+    assert after["stdout"] == "still here\n"
+    assert "namespace was reset" not in page.locator(".pc-runtime").inner_text()

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, open_lab
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, wait_cell
 
 pytestmark = pytest.mark.browser
 
@@ -69,6 +69,25 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
     # The page's own cells run as before.
     out = run(page, "from labs.autograd import Value\nv = Value(3.0) * Value(-2.0)\nv.backward()\nprint(v.data)")
     assert out["stdout"].strip() == "-6.0"
+
+
+def test_stop_interrupts_a_restored_interpreter_and_keeps_its_namespace(page, base_url):
+    """The interrupt buffer is set again after a restore: Stop raises KeyboardInterrupt, no restart."""
+    open_lab(page, base_url)
+    stored_snapshot(page)
+    reload_ready(page)
+    assert page.evaluate("window.pyodideCells.runtime.restored") is True
+    set_code(page, 0, "kept = 'after restore'")
+    run_and_wait(page, 0)
+    set_code(page, 0, "while True:\n    pass")
+    cell(page, 0).locator(".pc-run").click()
+    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    page.wait_for_timeout(300)
+    page.locator(".pc-runtime .pc-stop").click()
+    wait_cell(page, 0)
+    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    set_code(page, 0, "kept")
+    assert run_and_wait(page, 0).strip() == "'after restore'"
 
 
 def test_restored_visits_do_not_share_one_random_state(page, base_url):

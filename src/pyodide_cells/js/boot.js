@@ -9,7 +9,7 @@
   var stat = new URL("_static/", root);
 
   function start() {
-    var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(1)) : null;
+    var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(2)) : null;
     // The worker starts loading Python by itself; it only waits for this
     // message to learn Stop's buffer.
     var worker = new Worker(new URL("pyodide_cells/worker.js", stat));

@@ -343,7 +343,7 @@ function send(cell) {
   return new Promise((resolve) => {
     runtime.pending.set(id, { cell, resolve, started: false });
     cell.setState(runtime.state === "ready" ? "running" : "queued", runtime.state === "ready" ? "Running…" : "Queued: waiting for Python to load");
-    runtime.worker.postMessage({ type: "run", id, code: cell.code });
+    runtime.worker.postMessage({ type: "run", id, code: cell.code, stopGeneration: stopGeneration() });
   });
 }
 
@@ -357,11 +357,19 @@ function send(cell) {
 
 const STOP_GRACE_MS = 2000;
 
+/** How many times Stop was pressed (mod 256); a run carries the count it was sent under. */
+function stopGeneration() {
+  return runtime.interrupt ? runtime.interrupt[1] : null;
+}
+
 function stopPython() {
   if (!runtime.pending.size) return;
   const running = [...runtime.pending.values()].find((e) => e.started) || [...runtime.pending.values()][0];
   if (runtime.interrupt) {
-    runtime.interrupt[0] = 2; // SIGINT
+    // Byte 1 counts Stops: runs sent before this one are cancelled when they
+    // come up (worker.js), as Jupyter aborts queued cells on an interrupt.
+    runtime.interrupt[1] = (runtime.interrupt[1] + 1) & 255;
+    runtime.interrupt[0] = 2; // SIGINT, read by Python in the running cell
     // Watch this run, not this cell: the learner may run the cell again at once.
     const stopped = running;
     bar.set("running", "Stopping…");
@@ -441,7 +449,7 @@ function runCode(code) {
       started: false,
       resolve: (r) => resolve({ ...r, wallMs: performance.now() - t0, stdout: sink.stdout, stderr: sink.stderr, results: sink.results, error: sink.error }),
     });
-    runtime.worker.postMessage({ type: "run", id, code });
+    runtime.worker.postMessage({ type: "run", id, code, stopGeneration: stopGeneration() });
   });
 }
 

@@ -7,8 +7,10 @@
 // cost 100-200 ms on a lab page, whose main thread is busy parsing and laying
 // out the document and only then passes the message on.
 //
-// Messages in:  {type: "init", interruptBuffer}   (Stop's SharedArrayBuffer, or null)
-//               {type: "run", id, code}      (queued until the runtime is ready)
+// Messages in:  {type: "init", interruptBuffer}   (Stop's SharedArrayBuffer, or null: byte 0 is
+//                                                 the signal Python reads, byte 1 counts Stops)
+//               {type: "run", id, code, stopGeneration}  (queued until the runtime is ready;
+//                                            stopGeneration: byte 1 of the interrupt buffer when sent)
 //               {type: "check", id, blocks}  (run the page's doctest blocks)
 //               {type: "restart"}            (fresh namespace, same interpreter)
 // Messages out: {type: "status", state: "loading"|"ready"|"error", step, steps, message, at, restored}
@@ -253,11 +255,20 @@ function isFatal(text) {
   return /fatal|already fatally failed|Maximum call stack size exceeded|memory access out of bounds|unreachable/i.test(text);
 }
 
-async function run({ id, code }) {
+async function run({ id, code, stopGeneration }) {
   const { runner } = await ready;
   currentId = id;
-  if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier cell must not hit this one
   post({ type: "start", id });
+  if (interrupt && stopGeneration != null && stopGeneration !== interrupt[1]) {
+    // Stop was pressed after this run was queued, while an earlier one ran: cancel it.
+    interrupt[0] = 0;
+    const traceback = "KeyboardInterrupt: Stop was pressed before this cell started, so it did not run";
+    post({ type: "error", id, ename: "KeyboardInterrupt", evalue: "cancelled by Stop", traceback });
+    post({ type: "done", id, ms: 0, status: "error", execution_count: null });
+    currentId = null;
+    return;
+  }
+  if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier run must not hit this one
   const t0 = performance.now();
   let result;
   try {
