@@ -30,7 +30,7 @@ nox.options.default_venv_backend = "venv"
 
 
 def _npm_ci(session: nox.Session) -> None:
-    """Install the JS packages the site serves (Pyodide, CodeMirror, Graphviz, MathJax)."""
+    """Install the JS packages the site serves (Pyodide, CodeMirror, Graphviz, KaTeX)."""
     lock = ROOT / "package-lock.json"
     stamp = ROOT / "node_modules" / ".package-lock.json"
     if stamp.exists() and stamp.stat().st_mtime >= lock.stat().st_mtime and not os.environ.get("CI"):

@@ -15,7 +15,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from . import assets, pages, transforms
+from . import assets, katex_socket, pages, transforms
 
 __version__ = "0.1.0"
 
@@ -27,4 +27,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     transforms.setup(app)
     assets.setup(app)
     pages.setup(app)
+    app.add_css_file("pyodide_cells/math.css")  # every page: equations are on the landing page too
+    try:
+        katex_socket.install()  # sphinxcontrib-katex's flaky server start (see the module)
+    except ImportError:
+        pass
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -6,12 +6,12 @@
 // WebAssembly: most of the 1.7 s start-up on a 2-core machine. This script
 // boots the same Pyodide in Node, imports the cell runner, every labs module
 // and doctest (the checks), and writes a copy of the zip in which every module
-// they imported from it (about 150) is bytecode instead of source. The bytecode is compiled by the very
+// they imported from it (about 175) is bytecode instead of source. The bytecode is compiled by the very
 // interpreter that will load it (same magic number), as unchecked hash-based
 // .pyc files (PEP 552), under the file names zipimport gives them.
 //
 // Bytecode replaces the source rather than joining it: the zip grows by about
-// 0.55 MB instead of 1.2 MB, which a first visit downloads. The sources of
+// 0.8 MB instead of about 1.5 MB, which a first visit downloads. The sources of
 // those modules are served beside the zip (assets.py) and the worker fetches
 // one only when a traceback or inspect.getsource needs it.
 //

@@ -217,3 +217,40 @@ def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
     after = page.evaluate("window.pyodideCells.runCode('print(kept)')")
     assert after["stdout"] == "still here\n"
     assert "namespace was reset" not in page.locator(".pc-runtime").inner_text()
+
+
+def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page, base_url):
+    page.goto(f"{base_url}/paged_attention.html")  # Python may still be loading: editors wait
+    code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
+    line = code.locator("span").filter(has_text="unchecked").first  # line 7, not the first
+    line.click()
+    page.keyboard.type("ZZZ")
+    text = page.evaluate("window.pyodideCells.runtime.cells[1].code")
+    first, rest = text.split("\n", 1)
+    assert "ZZZ" not in first and "ZZZ" in rest
+
+
+def test_an_interpreter_abort_restarts_python(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "import faulthandler\nfaulthandler._sigsegv()")
+    cell(page, 0).locator(".pc-run").click()
+    page.wait_for_function("document.querySelector('.pc-runtime').innerText.includes('restarted')", timeout=TIMEOUT)
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("window.pyodideCells.runCode('print(6 * 7)')")["stdout"] == "42\n"
+
+
+def test_display_equations_use_the_phone_screen_and_scroll_when_wider(phone_page, base_url):
+    """No room is kept for equation numbers (the guide shows none); a wider equation scrolls."""
+    phone_page.goto(f"{base_url}/micrograd.html")
+    boxes = phone_page.evaluate(
+        """[...document.querySelectorAll('div.math')].map(m => {
+            const html = m.querySelector('.katex-html');
+            return { pad: getComputedStyle(m).paddingRight, box: m.clientWidth, width: html.clientWidth,
+                     scroll: html.scrollWidth, overflow: getComputedStyle(html).overflowX };
+        })"""
+    )
+    assert len(boxes) >= 2
+    for b in boxes:
+        assert b["pad"] == "0px" and b["width"] >= b["box"] - 8, b
+        assert b["scroll"] <= b["width"] or b["overflow"] == "auto", b
+    assert any(b["scroll"] <= b["width"] for b in boxes)  # o = tanh(n) fits now (it was cut at 318 px)

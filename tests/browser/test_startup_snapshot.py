@@ -102,14 +102,21 @@ def test_restored_visits_do_not_share_one_random_state(page, base_url):
     assert draws[0] != draws[1]
 
 
-def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url):
+GARBAGE = "new Uint8Array(4096).fill(7)"
+# A real snapshot cut after 8 pages of memory: right header, too little memory.
+TRUNCATED = "(async () => { const b = new Uint8Array(await (await c.match(url)).arrayBuffer());" \
+    " const offset = new Uint32Array(b.buffer, 0, 4)[2]; return b.slice(0, offset + 8 * 65536); })()"
+
+
+@pytest.mark.parametrize("bad", [GARBAGE, TRUNCATED], ids=["garbage", "truncated"])
+def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url, bad):
     open_lab(page, base_url)
     snap = stored_snapshot(page)
     page.evaluate(
-        """async ([name, url]) => {
-            const cache = await caches.open(name);
-            await cache.put(url, new Response(new Uint8Array(4096).fill(7)));
-        }""",
+        f"""async ([name, url]) => {{
+            const c = await caches.open(name);
+            await c.put(url, new Response(await {bad}));
+        }}""",
         [CACHE, snap["url"]],
     )
     reload_ready(page)

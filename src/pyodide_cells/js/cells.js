@@ -183,7 +183,13 @@ class Cell {
     // loads. Until then the highlighted code the page was built with shows.
     if (pre) {
       pre.title = "Click to edit";
-      pre.addEventListener("click", () => this.ensureEditor().focus());
+      pre.addEventListener("click", (event) => {
+        // The editor takes the code's place: put the cursor where the click was.
+        const view = this.ensureEditor();
+        const pos = view.posAtCoords({ x: event.clientX, y: event.clientY });
+        view.focus();
+        if (pos != null) view.dispatch({ selection: { anchor: pos } });
+      });
     }
     this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor()));
     if (this.saved !== null || !pre) this.ensureEditor();

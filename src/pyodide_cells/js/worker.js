@@ -46,7 +46,7 @@ const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 const RUNNER_URL = new URL("runner.py", HERE).href;
 // The standard library with bytecode for start-up's modules (precompile_stdlib.mjs):
-// without it, CPython compiles about 120 modules from source while it starts.
+// without it, CPython compiles some 170 modules from source while it starts.
 // Their sources are files beside it, fetched one by one when asked for.
 const STDLIB_URL = typeof STDLIB_ZIP === "string" && STDLIB_ZIP ? new URL(`../pyodide/${STDLIB_ZIP}`, HERE).href : undefined;
 const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
@@ -69,11 +69,12 @@ async function cachedSnapshot(url) {
 // hang, not fail, so it is refused here and Python starts afresh.
 const SNAPSHOT_MAGIC = 1886286592;
 const WASM_PAGE = 65536;
+const MIN_MEMORY = 320 * WASM_PAGE; // pyodide.asm.wasm declares 320 pages; less makes instantiation hang
 
 function checkedSnapshot(buffer) {
   const words = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 4) : null;
   const memory = words ? buffer.byteLength - words[2] : 0;
-  if (!words || words[0] !== SNAPSHOT_MAGIC || words[2] < 16 || memory <= 0 || memory % WASM_PAGE !== 0) {
+  if (!words || words[0] !== SNAPSHOT_MAGIC || words[2] < 16 || memory < MIN_MEMORY || memory % WASM_PAGE !== 0) {
     throw new Error(`not a Pyodide memory snapshot (${buffer.byteLength} bytes)`);
   }
   return new Uint8Array(buffer);
@@ -82,7 +83,9 @@ function checkedSnapshot(buffer) {
 async function storeSnapshot(url, bytes) {
   try {
     const cache = await caches.open(SNAPSHOTS);
-    for (const old of await cache.keys()) if (old.url !== url) await cache.delete(old);
+    // Drop this site's older snapshots; another copy of the guide on the same origin keeps its own.
+    const folder = url.slice(0, url.lastIndexOf("/") + 1);
+    for (const old of await cache.keys()) if (old.url !== url && old.url.startsWith(folder)) await cache.delete(old);
     await cache.put(url, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
   } catch (err) {
     console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
@@ -252,7 +255,7 @@ function bufferStream(name, text) {
 }
 
 function isFatal(text) {
-  return /fatal|already fatally failed|Maximum call stack size exceeded|memory access out of bounds|unreachable/i.test(text);
+  return /fatal|already fatally failed|Maximum call stack size exceeded|memory access out of bounds|unreachable|Aborted\(/i.test(text);
 }
 
 async function run({ id, code, stopGeneration }) {
