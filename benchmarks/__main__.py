@@ -212,6 +212,18 @@ def python_module(module: str, *args: str) -> dict:
     return json.loads(out.read_text())
 
 
+# Issue 7's targets: (column, measure(page result, floor result), limit, format).
+TARGETS = (
+    ("cold first output ≤ 1.1 × floor",
+     lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"], 1.1, "{:.2f} ×"),
+    ("second visit ≤ 0.5 × floor",
+     lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"], 0.5, "{:.2f} ×"),
+    ("warm re-run ≤ 20 ms", lambda r, fl: r["cold"]["warm_rerun_ms"], 20.0, "{:.1f} ms"),
+    ("first-visit bytes ≤ floor + 1.5 MB",
+     lambda r, fl: (r["cold"]["wire_bytes"] - fl["cold"]["wire_bytes"]) / 1e6, 1.5, "+{:.2f} MB"),
+)
+
+
 def write_tables(data: dict) -> None:
     """The CSV tables and the meta line that docs/performance.md includes."""
     GENERATED.mkdir(parents=True, exist_ok=True)
@@ -229,6 +241,17 @@ def write_tables(data: dict) -> None:
                     f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
                     f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
                 ])
+    with open(GENERATED / "targets.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["page", *(t[0] for t in TARGETS)])
+        for name, res in pages.items():
+            if name == FLOOR:
+                continue
+            cells = []
+            for _, measure, limit, fmt in TARGETS:
+                value = measure(res, pages[FLOOR])
+                cells.append(f"{fmt.format(value)} {'✓ met' if value <= limit else '✗ missed'}")
+            w.writerow([name, *cells])
     cpython = {(c["group"], c["name"], c.get("n")): c for c in data["kernels_cpython"]["cases"]}
     with open(GENERATED / "kernels.csv", "w", newline="") as f:
         w = csv.writer(f)

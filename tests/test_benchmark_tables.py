@@ -52,3 +52,12 @@ def test_page_to_cpython_ratio_is_slowdown_for_times_and_rates_alike(tmp_path, m
     ratios = {row[1]: row[6] for row in read(tmp_path / "kernels.csv")[1:]}
     assert ratios == {"attention": "2.50", "translate": "3.00", "mlp": "2.00"}
     assert "5 runs per figure" in (tmp_path / "meta.md").read_text()
+
+
+def test_targets_table_says_which_targets_each_page_meets(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    bench.write_tables(data())
+    rows = read(tmp_path / "targets.csv")
+    assert rows[0][0] == "page" and len(rows) == 2  # the floor has no row
+    # 2500 / 2000 = 1.25 > 1.1; 2100 / 2000 = 1.05 > 0.5; 12.5 ms <= 20; +0.50 MB <= 1.5
+    assert rows[1] == ["micrograd lab", "1.25 × ✗ missed", "1.05 × ✗ missed", "12.5 ms ✓ met", "+0.50 MB ✓ met"]
