@@ -207,12 +207,13 @@ def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
     set_code(page, 0, "kept = 'still here'\nwhile True:\n    pass")
     cell(page, 0).locator(".pc-run").click()
     page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
-    queued = page.evaluate_handle("window.pyodideCells.runCode('while True:\\n    pass')")
+    # Kept as a promise in the page: awaiting it here would wait for the endless loop.
+    page.evaluate("() => { window.queuedRun = window.pyodideCells.runCode('while True:\\n    pass'); }")
     page.wait_for_timeout(300)
     page.locator(".pc-runtime .pc-stop").click()
     wait_cell(page, 0)
     assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
-    out = page.evaluate("q => q", queued)
+    out = page.evaluate("window.queuedRun")
     assert out["status"] == "error" and "before this cell started" in out["error"]["traceback"]
     after = page.evaluate("window.pyodideCells.runCode('print(kept)')")
     assert after["stdout"] == "still here\n"
