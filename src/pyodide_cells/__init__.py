@@ -27,7 +27,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     transforms.setup(app)
     assets.setup(app)
     pages.setup(app)
-    app.add_css_file("pyodide_cells/math.css")  # every page: equations are on the landing page too
+    app.add_css_file("math.css")  # every page: equations are on the landing page too
     try:
         katex_socket.install()  # sphinxcontrib-katex's flaky server start (see the module)
     except ImportError:

@@ -143,7 +143,7 @@ def on_builder_inited(app: Sphinx) -> None:
     ours = static / "pyodide_cells"
     _copy(HERE / "python" / "runner.py", ours / "runner.py")
     _copy(HERE / "css" / "cells.css", ours / "cells.css")
-    _copy(HERE / "css" / "math.css", ours / "math.css")
+    _copy(HERE / "css" / "math.css", static / "math.css")  # every page, not only those with cells
     wheel = ""
     if app.config.pyodide_cells_build_wheel:
         root = Path(app.config.pyodide_cells_project_root)
