@@ -169,10 +169,8 @@ def precompile_stdlib(pyodide_dir: Path, runner: Path, wheel: Path | None, outdi
     Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
     """
     script = HERE / "precompile_stdlib.mjs"
-    digest = hashlib.sha256()
-    for path in (pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])):
-        digest.update(path.read_bytes())
-    name = f"python_stdlib-{digest.hexdigest()[:12]}.zip"
+    inputs = [pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])]
+    name = f"python_stdlib-{snapshot_key(inputs)[:12]}.zip"
     out = outdir / name
     if out.is_file():
         return name
@@ -210,10 +208,12 @@ def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:
 
 
 def snapshot_key(files: list[Path]) -> str:
-    """A digest of what a start-up snapshot holds: the interpreter, the worker, the runner, the wheel.
+    """A digest (16 hex digits) of the files' names and contents.
 
-    The worker keeps one memory snapshot per site in the browser's Cache Storage
-    under this key, so a rebuilt site never restores a stale interpreter.
+    Keys the start-up snapshot (:func:`snapshot_inputs`): the worker keeps one
+    memory snapshot per site in the browser's Cache Storage under it, so a
+    rebuilt site never restores a stale interpreter. It also names the
+    precompiled standard library after the inputs it was made from.
     """
     digest = hashlib.sha256()
     for path in files:

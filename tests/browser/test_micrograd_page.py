@@ -59,6 +59,21 @@ def run_and_wait(page, index, via="button"):
     return cell(page, index).locator(".cell_output").inner_text()
 
 
+def start_running(page, index, code):
+    """Set a cell's code, press its Run, and wait until the page shows it running."""
+    set_code(page, index, code)
+    cell(page, index).locator(".pc-run").click()
+    page.wait_for_function(f"document.querySelectorAll('div.cell.pc-live')[{index}].dataset.state === 'running'")
+
+
+def stop_and_read(page, index, after_ms):
+    """Wait ``after_ms``, press the runtime bar's Stop; return the cell's output once it ends."""
+    page.wait_for_timeout(after_ms)
+    page.locator(".pc-runtime .pc-stop").click()
+    wait_cell(page, index)
+    return cell(page, index).locator(".cell_output").inner_text()
+
+
 def check(page):
     page.evaluate("document.querySelector('.pc-checks').dataset.state = 'stale'")
     page.locator(".pc-checks .pc-run").click()

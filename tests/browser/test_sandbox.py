@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, wait_cell
+from tests.browser.test_micrograd_page import (
+    READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, start_running, stop_and_read, wait_cell,
+)
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,13 +52,8 @@ def test_stop_interrupts_an_endless_loop_and_the_namespace_survives(page, base_u
     assert page.evaluate("crossOriginIsolated") is True  # the serve command sends COOP/COEP
     set_code(page, 0, "kept = 'still here'")
     run_and_wait(page, 0)
-    set_code(page, 0, "while True:\n    pass")
-    cell(page, 0).locator(".pc-run").click()
-    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
-    page.wait_for_timeout(500)
-    page.locator(".pc-runtime .pc-stop").click()
-    wait_cell(page, 0)
-    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    start_running(page, 0, "while True:\n    pass")
+    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=500)
     set_code(page, 0, "kept")
     assert run_and_wait(page, 0).strip() == "'still here'"
 
@@ -172,9 +169,7 @@ def test_a_stop_does_not_hit_the_next_run_of_the_same_cell(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "keep = 42")
     run_and_wait(page, 0)
-    set_code(page, 0, "while True:\n    pass")
-    cell(page, 0).locator(".pc-run").click()
-    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    start_running(page, 0, "while True:\n    pass")
     cell(page, 0).locator(".pc-run").click()  # Stop
     wait_cell(page, 0)
     set_code(page, 0, "import time\ntime.sleep(3)\nkeep")
@@ -204,15 +199,10 @@ def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
     """Stop interrupts the running cell and cancels what was queued before it (as Jupyter does),
     so a queued endless loop cannot start after the Stop and force a restart."""
     open_lab(page, base_url)
-    set_code(page, 0, "kept = 'still here'\nwhile True:\n    pass")
-    cell(page, 0).locator(".pc-run").click()
-    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
+    start_running(page, 0, "kept = 'still here'\nwhile True:\n    pass")
     # Kept as a promise in the page: awaiting it here would wait for the endless loop.
     page.evaluate("() => { window.queuedRun = window.pyodideCells.runCode('while True:\\n    pass'); }")
-    page.wait_for_timeout(300)
-    page.locator(".pc-runtime .pc-stop").click()
-    wait_cell(page, 0)
-    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=300)
     out = page.evaluate("window.queuedRun")
     assert out["status"] == "error" and "before this cell started" in out["error"]["traceback"]
     after = page.evaluate("window.pyodideCells.runCode('print(kept)')")

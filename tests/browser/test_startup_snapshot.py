@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, wait_cell
+from tests.browser.test_micrograd_page import READY, TIMEOUT, open_lab, run_and_wait, set_code, start_running, stop_and_read
 
 pytestmark = pytest.mark.browser
 
@@ -79,13 +79,8 @@ def test_stop_interrupts_a_restored_interpreter_and_keeps_its_namespace(page, ba
     assert page.evaluate("window.pyodideCells.runtime.restored") is True
     set_code(page, 0, "kept = 'after restore'")
     run_and_wait(page, 0)
-    set_code(page, 0, "while True:\n    pass")
-    cell(page, 0).locator(".pc-run").click()
-    page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[0].dataset.state === 'running'")
-    page.wait_for_timeout(300)
-    page.locator(".pc-runtime .pc-stop").click()
-    wait_cell(page, 0)
-    assert "KeyboardInterrupt" in cell(page, 0).locator(".cell_output").inner_text()
+    start_running(page, 0, "while True:\n    pass")
+    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=300)
     set_code(page, 0, "kept")
     assert run_and_wait(page, 0).strip() == "'after restore'"
 

@@ -100,8 +100,9 @@ async function dropSnapshots() {
   }
 }
 
-async function startPyodide(indexURL, snapshotURL) {
-  const cached = await cachedSnapshot(snapshotURL);
+async function startPyodide() {
+  const indexURL = PYODIDE_URL;
+  const cached = await cachedSnapshot(SNAPSHOT_URL);
   if (cached) {
     try {
       // loadPyodide takes a promise: the body is read while pyodide.asm.js loads.
@@ -112,7 +113,7 @@ async function startPyodide(indexURL, snapshotURL) {
       await dropSnapshots();
     }
   }
-  const canSnapshot = Boolean(snapshotURL && self.caches);
+  const canSnapshot = Boolean(SNAPSHOT_URL && self.caches);
   const pyodide = await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _makeSnapshot: canSnapshot });
   return { pyodide, restored: false, canSnapshot };
 }
@@ -189,18 +190,17 @@ let receiveInit;
 const init = new Promise((resolve) => (receiveInit = resolve));
 
 async function boot() {
-  const [pyodideURL, wheelURL, runnerURL, snapshotURL] = [PYODIDE_URL, WHEEL_URL, RUNNER_URL, SNAPSHOT_URL];
   const steps = 4;
   status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
   // Start fetching the small files while the interpreter downloads and compiles.
-  const wheel = wheelURL ? fetchBytes(wheelURL, "the labs wheel") : Promise.resolve(null);
-  const runnerSource = fetch(runnerURL).then((r) => {
-    if (!r.ok) throw new Error(`could not load the cell runner from ${runnerURL}: HTTP ${r.status}`);
+  const wheel = WHEEL_URL ? fetchBytes(WHEEL_URL, "the labs wheel") : Promise.resolve(null);
+  const runnerSource = fetch(RUNNER_URL).then((r) => {
+    if (!r.ok) throw new Error(`could not load the cell runner from ${RUNNER_URL}: HTTP ${r.status}`);
     return r.text();
   });
-  compileEarly(pyodideURL + "pyodide.asm.wasm");
-  importScripts(pyodideURL + "pyodide.js");
-  const { pyodide, restored, canSnapshot } = await startPyodide(pyodideURL, snapshotURL);
+  compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
+  importScripts(PYODIDE_URL + "pyodide.js");
+  const { pyodide, restored, canSnapshot } = await startPyodide();
   // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
@@ -232,7 +232,7 @@ async function boot() {
   };
   const runner = pyodide.runPython("pyodide_cells_runner.CellRunner")(emit);
   status("ready", steps, steps, "Python ready", { restored });
-  if (snapshot) setTimeout(() => storeSnapshot(snapshotURL, snapshot), 0);
+  if (snapshot) setTimeout(() => storeSnapshot(SNAPSHOT_URL, snapshot), 0);
   return { pyodide, runner };
 }
 
@@ -262,16 +262,16 @@ async function run({ id, code, stopGeneration }) {
   const { runner } = await ready;
   currentId = id;
   post({ type: "start", id });
-  if (interrupt && stopGeneration != null && stopGeneration !== interrupt[1]) {
-    // Stop was pressed after this run was queued, while an earlier one ran: cancel it.
-    interrupt[0] = 0;
+  // Stop was pressed after this run was queued, while an earlier one ran: cancel it.
+  const cancelled = interrupt && stopGeneration != null && stopGeneration !== interrupt[1];
+  if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier run must not hit this one
+  if (cancelled) {
     const traceback = "KeyboardInterrupt: Stop was pressed before this cell started, so it did not run";
     post({ type: "error", id, ename: "KeyboardInterrupt", evalue: "cancelled by Stop", traceback });
     post({ type: "done", id, ms: 0, status: "error", execution_count: null });
     currentId = null;
     return;
   }
-  if (interrupt) interrupt[0] = 0; // a Stop meant for an earlier run must not hit this one
   const t0 = performance.now();
   let result;
   try {
