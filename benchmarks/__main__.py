@@ -133,6 +133,8 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
         "foreign_requests": traffic.foreign,
     }
     if is_lab:
+        # A second visit is only fast when it restored the start-up snapshot: say whether it did.
+        result["restored"] = page.evaluate("window.pyodideCells.runtime.restored === true")
         result["warm_rerun_ms"] = page.evaluate(
             """async () => {
                 const times = [];
@@ -231,15 +233,18 @@ def write_tables(data: dict) -> None:
     floor = pages[FLOOR]["cold"]["first_output_ms"]
     with open(GENERATED / "pages.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["page", "visit", "ready (ms)", "first output (ms)", "× floor", "MB (gzip)", "MB (files)", "warm re-run (ms)"])
+        w.writerow(["page", "visit", "ready (ms)", "first output (ms)", "× floor", "MB (gzip)", "MB (files)",
+                    "warm re-run (ms)", "from snapshot"])
         for name, res in pages.items():
             for visit_name in ("cold", "second"):
                 r = res[visit_name]
                 warm = r.get("warm_rerun_ms")
+                runs = [run["restored"] for run in res.get("runs", {}).get(visit_name, []) if "restored" in run]
                 w.writerow([
                     name, visit_name, f"{r['ready_ms']:.0f}", f"{r['first_output_ms']:.0f}",
                     f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
                     f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
+                    f"{sum(runs)} of {len(runs)}" if runs else "–",
                 ])
     with open(GENERATED / "targets.csv", "w", newline="") as f:
         w = csv.writer(f)

@@ -41,8 +41,20 @@ def test_page_rows_divide_by_the_floors_cold_first_output(tmp_path, monkeypatch)
     bench.write_tables(data())
     rows = read(tmp_path / "pages.csv")
     assert rows[0][4] == "× floor"
-    assert rows[3] == ["micrograd lab", "cold", "2490", "2500", "1.25", "5.50", "15.00", "12.5"]
+    assert rows[3] == ["micrograd lab", "cold", "2490", "2500", "1.25", "5.50", "15.00", "12.5", "–"]
     assert rows[4][4] == "1.05" and rows[2][7] == "–"
+
+
+def test_page_rows_count_the_visits_that_restored_the_snapshot(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    d = data()
+    d["pages"]["micrograd lab"]["runs"] = {"cold": [{"restored": False}] * 3,
+                                           "second": [{"restored": True}, {"restored": False}, {"restored": True}]}
+    d["pages"][bench.FLOOR]["runs"] = {"cold": [{}] * 3, "second": [{}] * 3}
+    bench.write_tables(d)
+    rows = read(tmp_path / "pages.csv")
+    assert rows[0][8] == "from snapshot"
+    assert [row[8] for row in rows[1:]] == ["–", "–", "0 of 3", "2 of 3"]
 
 
 def test_page_to_cpython_ratio_is_slowdown_for_times_and_rates_alike(tmp_path, monkeypatch):

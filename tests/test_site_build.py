@@ -102,7 +102,7 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     worker = (static / "pyodide_cells" / "worker.js").read_text()
     (stdlib,) = (static / "pyodide").glob("python_stdlib-*.zip")
     key = snapshot_key(snapshot_inputs(static, wheel.name, stdlib.name))
-    assert f"snapshot-{key}.bin" in worker and wheel.name in worker
+    assert key in worker and wheel.name in worker
     landing = resources(site_dir / "index.html")
     assert not any("pyodide_cells" in u for u in landing.urls)
 
@@ -133,16 +133,36 @@ def test_the_worker_loads_a_stdlib_zip_with_start_up_modules_as_bytecode(site_di
         assert (sources / name).read_bytes() == stock.read(name)
 
 
+def test_the_worker_unpacks_bytecode_for_every_labs_module_over_the_wheel(site_dir):
+    static = site_dir / "_static" / "wheels"
+    (wheel_path,) = static.glob("*.whl")
+    (labs_path,) = static.glob("labs-bytecode-*.zip")
+    assert labs_path.name in (site_dir / "_static" / "pyodide_cells" / "worker.js").read_text()
+    wheel, labs = zipfile.ZipFile(wheel_path), zipfile.ZipFile(labs_path)
+    modules = sorted(n for n in wheel.namelist() if n.startswith("labs/") and n.endswith(".py"))
+    assert "labs/attention.py" in modules and "labs/paged_attention.py" in modules
+    # One .pyc per module, where the wheel's unpacked sources look for it (PEP 3147)...
+    assert sorted(labs.namelist()) == sorted(
+        f"labs/__pycache__/{Path(m).stem}.cpython-312.pyc" for m in modules)
+    for module in modules:
+        pyc = labs.read(f"labs/__pycache__/{Path(module).stem}.cpython-312.pyc")
+        assert pyc[:4] == (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's magic (Pyodide 0.26)
+        assert int.from_bytes(pyc[4:8], "little") == 0b01  # PEP 552: hash-based, unchecked
+    # That each is the wheel's own source compiled (its PEP 552 hash) is checked in
+    # the browser (tests/browser/test_startup_snapshot.py): the hash is 3.12's.
+
+
 def test_an_unchanged_build_reuses_the_precompiled_stdlib_without_node(site_dir, monkeypatch):
     from pyodide_cells import assets
 
     static = site_dir / "_static"
     (existing,) = (static / "pyodide").glob("python_stdlib-*.zip")
     (wheel,) = (static / "wheels").glob("*.whl")
+    (labs,) = (static / "wheels").glob("labs-bytecode-*.zip")
     monkeypatch.setattr(assets.shutil, "which", lambda name: None)  # no Node: it must not be needed
-    name = assets.precompile_stdlib(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
-                                    wheel, static / "pyodide")
-    assert name == existing.name
+    names = assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
+                                       wheel, static)
+    assert names == (existing.name, labs.name)
 
 
 def test_precompiling_without_node_is_a_clear_error(tmp_path, monkeypatch):
@@ -150,8 +170,8 @@ def test_precompiling_without_node_is_a_clear_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(assets.shutil, "which", lambda name: None)
     with pytest.raises(ExtensionError, match=r"Node\.js \(node\) is needed"):
-        assets.precompile_stdlib(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
-                                 None, tmp_path)
+        assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
+                                   None, tmp_path)
 
 
 def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):

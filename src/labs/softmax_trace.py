@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from xml.sax.saxutils import escape, quoteattr
+from html import escape  # xml.sax.saxutils would import urllib.request and email: 70 ms
 
 from labs.attention import _as_logits, online_softmax
 
@@ -161,19 +161,19 @@ class SoftmaxTrace:
         # running max m: line + diamonds, in M_COLOR
         pts = [(self._x(e), ys(s.m)) for e, s in zip(self.step_ends, self.result.steps)]
         path = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        out.append(f'<path d="{path}" fill="none" stroke={quoteattr(M_COLOR)} stroke-width="2"/>')
+        out.append(f'<path d="{path}" fill="none" stroke="{M_COLOR}" stroke-width="2"/>')
         for (x, y), s in zip(pts, self.result.steps):
             out.append(f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" '
-                       f'transform="rotate(45 {x:.1f} {y:.1f})" fill={quoteattr(M_COLOR)}>'
+                       f'transform="rotate(45 {x:.1f} {y:.1f})" fill="{M_COLOR}">'
                        f'<title>{escape(f"m = {_fmt(s.m)}")}</title></rect>')
         # alpha: dashed line + squares, in ALPHA_COLOR
         pts = [(self._x(e), self._y_alpha(s.alpha)) for e, s in zip(self.step_ends, self.result.steps)]
         path = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        out.append(f'<path d="{path}" fill="none" stroke={quoteattr(ALPHA_COLOR)} '
+        out.append(f'<path d="{path}" fill="none" stroke="{ALPHA_COLOR}" '
                    'stroke-width="2" stroke-dasharray="5 3"/>')
         for (x, y), s in zip(pts, self.result.steps):
             out.append(f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" '
-                       f'fill={quoteattr(ALPHA_COLOR)}>'
+                       f'fill="{ALPHA_COLOR}">'
                        f'<title>{escape(f"alpha = {_fmt(s.alpha)}")}</title></rect>')
         # logits on top: translucent discs with an outline, so m never hides them
         out.append('<g fill="currentColor" stroke="currentColor">')
@@ -185,9 +185,9 @@ class SoftmaxTrace:
         # legend
         lx = _W - _RIGHT - 150
         out.append(f'<g fill="currentColor"><rect x="{lx}" y="6" width="8" height="8" '
-                   f'transform="rotate(45 {lx + 4} 10)" fill={quoteattr(M_COLOR)}/>'
+                   f'transform="rotate(45 {lx + 4} 10)" fill="{M_COLOR}"/>'
                    f'<text x="{lx + 14}" y="14">m</text>'
-                   f'<rect x="{lx + 40}" y="6" width="8" height="8" fill={quoteattr(ALPHA_COLOR)}/>'
+                   f'<rect x="{lx + 40}" y="6" width="8" height="8" fill="{ALPHA_COLOR}"/>'
                    f'<text x="{lx + 54}" y="14">\u03b1</text>'
                    f'<circle cx="{lx + 84}" cy="10" r="4.5" fill-opacity="0.35" '
                    'stroke="currentColor" stroke-width="1.2"/>'

@@ -6,7 +6,7 @@ What lands in the built site, all served from the same origin:
   (pyodide.js, pyodide.asm.js, pyodide.asm.wasm, python_stdlib.zip,
   pyodide-lock.json);
 - ``_static/pyodide/python_stdlib-<key>.zip``: the same standard library with
-  bytecode for the modules start-up imports (:func:`precompile_stdlib`); the
+  bytecode for the modules start-up imports (:func:`precompile_bytecode`); the
   worker loads this one, the stock zip stays for anyone else;
 - ``_static/pyodide_cells/``: our page script and worker, bundled by esbuild
   with CodeMirror 6; the cell runner (Python) and the stylesheet;
@@ -14,7 +14,8 @@ What lands in the built site, all served from the same origin:
 - ``_static/katex/``: KaTeX's stylesheet and fonts, for the equations
   sphinxcontrib-katex renders to HTML at build time (no math script runs in
   the page);
-- ``_static/wheels/``: the ``labs`` wheel, built from ``src/labs`` for this build.
+- ``_static/wheels/``: the ``labs`` wheel, built from ``src/labs`` for this build,
+  and ``labs-bytecode-<key>.zip``, its modules' bytecode (:func:`precompile_bytecode`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
@@ -71,13 +73,21 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "", stdlib: str = "") -> None:
+class Bytecode(NamedTuple):
+    """File names written by :func:`precompile_bytecode`."""
+
+    stdlib: str  #: in ``_static/pyodide/``: the standard library zip the worker loads
+    labs: str  #: in ``_static/wheels/``: labs bytecode, unpacked over the wheel ("" without one)
+
+
+def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
+              bytecode: Bytecode = Bytecode("", "")) -> None:
     """Bundle the page script (with CodeMirror 6) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
-    file name) and ``stdlib`` (the precompiled standard library's file name)
-    are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL`` and
-    ``STDLIB_ZIP``: the worker starts loading without waiting for the page,
+    file name) and ``bytecode`` (:func:`precompile_bytecode`'s file names)
+    are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL``,
+    ``STDLIB_ZIP`` and ``LABS_BYTECODE``: the worker starts loading without waiting for the page,
     and a page that an incremental build did not rewrite cannot name a stale
     file.
     """
@@ -101,7 +111,8 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
         ]
         if entry == "worker.js":
             cmd += [f"--define:{name}={json.dumps(value)}"
-                    for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel), ("STDLIB_ZIP", stdlib))]
+                    for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
+                                               ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -150,52 +161,59 @@ def on_builder_inited(app: Sphinx) -> None:
         if not root.is_absolute():
             root = Path(app.confdir) / root
         wheel = build_labs_wheel(root, static / "wheels")
-    stdlib = precompile_stdlib(node_modules / "pyodide", HERE / "python" / "runner.py",
-                               static / "wheels" / wheel if wheel else None, static / "pyodide")
-    key = snapshot_key(snapshot_inputs(static, wheel, stdlib))
-    bundle_js(node_modules, ours, snapshot=key, wheel=wheel, stdlib=stdlib)
+    bytecode = precompile_bytecode(node_modules / "pyodide", HERE / "python" / "runner.py",
+                                   static / "wheels" / wheel if wheel else None, static)
+    key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
+    bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode)
 
 
-def precompile_stdlib(pyodide_dir: Path, runner: Path, wheel: Path | None, outdir: Path) -> str:
-    """Write Pyodide's stdlib zip with bytecode for start-up's modules; return its file name.
+def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, static: Path) -> Bytecode:
+    """Write bytecode for what a page's Python imports; return the files' names.
 
-    Beside it, ``<name without .zip>-src/`` holds the sources of the modules
-    the zip has as bytecode only.
+    - ``pyodide/python_stdlib-<key>.zip``: Pyodide's stdlib zip with start-up's
+      modules as bytecode; beside it, ``python_stdlib-<key>-src/`` holds the
+      sources of the modules the zip has as bytecode only.
+    - ``wheels/labs-bytecode-<key>.zip`` (with a wheel): ``labs/__pycache__/``
+      for every labs module, which the worker unpacks over the wheel.
 
-    Runs ``precompile_stdlib.mjs`` with Node (Pyodide itself compiles the
-    bytecode). The name carries a digest of the inputs, so browsers never mix
-    an old zip with a new snapshot, and an unchanged build reuses the file.
+    Runs ``precompile_bytecode.mjs`` with Node (Pyodide itself compiles the
+    bytecode, as unchecked hash-based .pyc files, PEP 552). The names carry a
+    digest of the inputs, so browsers never mix old bytecode with a new
+    snapshot, and an unchanged build reuses the files.
 
     Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
     """
-    script = HERE / "precompile_stdlib.mjs"
-    inputs = [pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])]
-    name = f"python_stdlib-{snapshot_key(inputs)[:12]}.zip"
-    out = outdir / name
-    if out.is_file():
-        return name
+    script = HERE / "precompile_bytecode.mjs"
+    key = snapshot_key([pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])])[:12]
+    names = Bytecode(f"python_stdlib-{key}.zip", f"labs-bytecode-{key}.zip" if wheel else "")
+    out, labs_out = static / "pyodide" / names.stdlib, static / "wheels" / names.labs
+    if out.is_file() and (not wheel or labs_out.is_file()):
+        return names
     node = shutil.which("node")
     if node is None:
         raise ExtensionError("pyodide_cells: Node.js (node) is needed to precompile the standard library")
-    outdir.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [node, str(script), str(pyodide_dir), str(runner), str(wheel or ""), str(out)]
+    if wheel:
+        labs_out.parent.mkdir(parents=True, exist_ok=True)
+        cmd.append(str(labs_out))
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not out.is_file():
+    if proc.returncode != 0 or not out.is_file() or (wheel and not labs_out.is_file()):
         raise ExtensionError(f"pyodide_cells: precompiling the standard library failed:\n{proc.stderr[-2000:]}")
     # The sources the zip holds as bytecode only, one file each, for the worker
     # to fetch when a traceback or inspect.getsource asks for one.
-    sources = outdir / f"{out.stem}-src"
+    sources = out.parent / f"{out.stem}-src"
     with zipfile.ZipFile(out) as compiled, zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as stock:
         for pyc in compiled.namelist():
             if pyc.endswith(".pyc"):
                 target = sources / pyc[:-1]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(stock.read(pyc[:-1]))
-    for old in outdir.glob("python_stdlib-*"):
-        if old.name not in (name, sources.name):
+    for old in [*out.parent.glob("python_stdlib-*"), *labs_out.parent.glob("labs-bytecode-*")]:
+        if old.name not in (*names, sources.name):
             shutil.rmtree(old) if old.is_dir() else old.unlink()
-    logger.info("pyodide_cells: %s (%s)", name, proc.stdout.strip())
-    return name
+    logger.info("pyodide_cells: %s %s (%s)", *names, proc.stdout.strip())
+    return names
 
 
 def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:
@@ -211,7 +229,7 @@ def snapshot_key(files: list[Path]) -> str:
     """A digest (16 hex digits) of the files' names and contents.
 
     Keys the start-up snapshot (:func:`snapshot_inputs`): the worker keeps one
-    memory snapshot per site in the browser's Cache Storage under it, so a
+    memory snapshot per site in the origin private file system under it, so a
     rebuilt site never restores a stale interpreter. It also names the
     precompiled standard library after the inputs it was made from.
     """

@@ -1,8 +1,9 @@
 """The start-up snapshot: a second visit restores the interpreter instead of starting it again.
 
 worker.js keeps a Pyodide memory snapshot, made on the first visit right
-after the cell runner is imported, in Cache Storage under the site's snapshot
-key; later visits (and restarts) load it. These tests hold what a restored
+after the cell runner and the labs modules are imported, in the origin private
+file system (OPFS) under the site's snapshot key; later visits (and restarts)
+load it. These tests hold what a restored
 interpreter must still do, and that a bad snapshot costs nothing but time.
 """
 
@@ -17,18 +18,28 @@ from tests.browser.test_micrograd_page import READY, TIMEOUT, open_lab, run_and_
 
 pytestmark = pytest.mark.browser
 
-CACHE = "pyodide-cells-snapshots"
-STORED = f"""async () => {{
-    const cache = await caches.open("{CACHE}");
-    const keys = await cache.keys();
-    if (keys.length !== 1) return null;
-    const body = await (await cache.match(keys[0])).arrayBuffer();
-    return {{ url: keys[0].url, bytes: body.byteLength }};
-}}"""
+# The one snapshot file the worker kept at the top of OPFS, as {name, bytes}, or null.
+STORED = """async () => {
+    const files = [];
+    for await (const [name, handle] of (await navigator.storage.getDirectory()).entries()) {
+        if (name.startsWith("pyodide-cells-snapshot-")) files.push([name, handle]);
+    }
+    if (files.length !== 1 || !files[0][0].endsWith(".bin")) return null;
+    return { name: files[0][0], bytes: (await files[0][1].getFile()).size };
+}"""
+# Overwrites that file (page-side; the worker has closed it) with the bytes BAD evaluates to.
+OVERWRITE = """async (name) => {
+    const file = await (await navigator.storage.getDirectory()).getFileHandle(name);
+    const real = new Uint8Array(await (await file.getFile()).arrayBuffer());
+    const bad = await (BAD);
+    const out = await file.createWritable();
+    await out.write(bad);
+    await out.close();
+}"""
 
 
 def stored_snapshot(page) -> dict:
-    """Wait until the worker has kept its snapshot; return its cache URL and size."""
+    """Wait until the worker has kept its snapshot; return its folder, name and size."""
     for _ in range(TIMEOUT // 250):
         found = page.evaluate(STORED)
         if found:
@@ -52,15 +63,17 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
     open_lab(page, base_url)
     assert page.evaluate("window.pyodideCells.runtime.restored") is False
     snap = stored_snapshot(page)
-    key = re.fullmatch(rf"{base_url}/_static/pyodide_cells/snapshot-([0-9a-f]{{16}})\.bin", snap["url"]).group(1)
-    assert f"snapshot-{key}.bin" in page.evaluate("fetch('_static/pyodide_cells/worker.js').then(r => r.text())")
+    # Named after this copy of the guide (its _static/pyodide_cells/ URL) and the key.
+    site, key = re.fullmatch(r"pyodide-cells-snapshot-(.*)-([0-9a-f]{16})\.bin", snap["name"]).groups()
+    assert site == re.sub(r"[^A-Za-z0-9.-]", "_", f"{base_url}/_static/pyodide_cells/")
+    assert key in page.evaluate("fetch('_static/pyodide_cells/worker.js').then(r => r.text())")
     assert snap["bytes"] > 10_000_000  # the interpreter's whole linear memory
 
     reload_ready(page)
     assert page.evaluate("window.pyodideCells.runtime.restored") is True
     assert "start-up snapshot" in page.locator(".pc-runtime").inner_text()
-    # A labs module nobody imported before the snapshot loads from the wheel,
-    # which is unpacked again (the file system is not in the snapshot).
+    # The labs modules are in the snapshot, and the wheel is unpacked again (the
+    # file system is not in the snapshot).
     out = run(page, "from labs.attention import logsumexp\nprint(repr(logsumexp([0.0, 0.0])))")
     assert float(out["stdout"]) == math.log(2)
     # Its source is on disk, so tracebacks through labs code show their lines.
@@ -99,27 +112,21 @@ def test_restored_visits_do_not_share_one_random_state(page, base_url):
 
 GARBAGE = "new Uint8Array(4096).fill(7)"
 # A real snapshot cut after 8 pages of memory: right header, too little memory.
-TRUNCATED = "(async () => { const b = new Uint8Array(await (await c.match(url)).arrayBuffer());" \
-    " const offset = new Uint32Array(b.buffer, 0, 4)[2]; return b.slice(0, offset + 8 * 65536); })()"
+TRUNCATED = "real.slice(0, new Uint32Array(real.buffer, 0, 4)[2] + 8 * 65536)"
 
 
 @pytest.mark.parametrize("bad", [GARBAGE, TRUNCATED], ids=["garbage", "truncated"])
 def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url, bad):
     open_lab(page, base_url)
     snap = stored_snapshot(page)
-    page.evaluate(
-        f"""async ([name, url]) => {{
-            const c = await caches.open(name);
-            await c.put(url, new Response(await {bad}));
-        }}""",
-        [CACHE, snap["url"]],
-    )
+    page.evaluate(OVERWRITE.replace("BAD", bad), snap["name"])
+    assert stored_snapshot(page)["bytes"] < snap["bytes"]
     reload_ready(page)
     assert page.evaluate("window.pyodideCells.runtime.restored") is False
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
     # The bad entry was dropped and a good one kept in its place.
     again = stored_snapshot(page)
-    assert again["url"] == snap["url"]
+    assert again["name"] == snap["name"]
     assert again["bytes"] == snap["bytes"]
 
 
@@ -143,3 +150,61 @@ def test_stdlib_modules_held_as_bytecode_still_show_their_source(page, base_url)
         stored_snapshot(page)
         reload_ready(page)
         assert page.evaluate("window.pyodideCells.runtime.restored") is True
+
+
+LABS_BYTECODE = (
+    "import importlib.util, sys, labs.attention\n"
+    "from pathlib import Path\n"
+    "pyc = Path(labs.attention.__cached__).read_bytes()\n"
+    "source = Path(labs.attention.__file__).read_bytes()\n"
+    "print(int.from_bytes(pyc[4:8], 'little'), pyc[8:16] == importlib.util.source_hash(source))\n"
+    "print(sys.modules['labs.attention'].online_softmax([1000.0, 1000.0]).probs)\n"
+    "try:\n"
+    "    labs.attention.softmax(['x'])\n"
+    "except TypeError:\n"
+    "    import traceback; print(traceback.format_exc())\n"
+)
+
+
+def test_labs_modules_load_from_the_sites_bytecode_and_keep_their_source(page, base_url):
+    """labs/__pycache__ comes from the build (unchecked hash-based, PEP 552 flags 1) and
+    matches the wheel's source; Python wrote nothing of its own (its .pyc would be
+    timestamp-based, flags 0). Tracebacks still show the lab's source lines."""
+    open_lab(page, base_url)
+    out = run(page, LABS_BYTECODE)["stdout"]
+    lines = out.splitlines()
+    assert lines[0] == "1 True", out
+    assert lines[1] == "[0.5, 0.5]", out
+    assert 'labs/attention.py", line' in out, out
+    assert 'raise TypeError(f"{where} = {x!r} is a {type(x).__name__}; expected a float")' in out, out
+
+
+# Holds an exclusive synchronous access handle on an OPFS file from a worker of
+# this page, as another tab's worker does while it reads the snapshot.
+HOLD = """async (name) => {
+    const src = `onmessage = async (e) => {
+        const file = await (await navigator.storage.getDirectory()).getFileHandle(e.data);
+        self.held = await file.createSyncAccessHandle();
+        postMessage("held");
+    };`;
+    const worker = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+    window.holder = worker;
+    return await new Promise((resolve) => {
+        worker.onmessage = (e) => resolve(e.data);
+        worker.onerror = (e) => resolve("error: " + e.message);
+        worker.postMessage(name);
+    });
+}"""
+
+
+def test_a_tab_that_opens_while_another_holds_the_snapshot_still_restores_it(page, base_url):
+    open_lab(page, base_url)
+    snap = stored_snapshot(page)
+    assert page.evaluate(HOLD, snap["name"]) == "held"
+    other = page.context.new_page()
+    try:
+        open_lab(other, base_url)
+        assert other.evaluate("window.pyodideCells.runtime.restored") is True
+        assert run(other, "print(6 * 7)")["stdout"].strip() == "42"
+    finally:
+        other.close()

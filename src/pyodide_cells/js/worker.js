@@ -35,31 +35,72 @@ async function fetchBytes(url, what) {
   return response.arrayBuffer();
 }
 
-// A memory snapshot of the interpreter right after start-up (runner imported,
-// no cell run yet), kept in Cache Storage: a second visit restores it instead of
-// starting CPython again. Pyodide 0.26 calls this API experimental
-// (loadPyodide's _makeSnapshot / _loadSnapshot), so every failure falls back to
-// a normal start. The key changes with the wheel, the runner and this file.
-/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP */
-const SNAPSHOTS = "pyodide-cells-snapshots";
+// A memory snapshot of the interpreter right after start-up (runner and labs
+// imported, no cell run yet), kept in the origin private file system (OPFS): a
+// second visit restores it instead of starting CPython again. Pyodide 0.26 calls
+// this API experimental (loadPyodide's _makeSnapshot / _loadSnapshot), so every
+// failure falls back to a normal start. The key changes with the wheel, the
+// runner and this file.
+//
+// Why OPFS and not Cache Storage: the snapshot is read with a synchronous
+// access handle, one plain file read on this thread (30-70 ms for 21 MB).
+// A Cache Storage body arrives in chunks through this thread's event loop,
+// which pyodide.asm.js's 100-200 ms of compiling blocks: the same read took
+// 300-450 ms on a 2-core machine.
+/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 const RUNNER_URL = new URL("runner.py", HERE).href;
-// The standard library with bytecode for start-up's modules (precompile_stdlib.mjs):
+// The standard library with bytecode for start-up's modules (precompile_bytecode.mjs):
 // without it, CPython compiles some 170 modules from source while it starts.
 // Their sources are files beside it, fetched one by one when asked for.
 const STDLIB_URL = typeof STDLIB_ZIP === "string" && STDLIB_ZIP ? new URL(`../pyodide/${STDLIB_ZIP}`, HERE).href : undefined;
 const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
 const WHEEL_URL = typeof LABS_WHEEL === "string" && LABS_WHEEL ? new URL(`../wheels/${LABS_WHEEL}`, HERE).href : "";
-// The URL only names the snapshot's entry in Cache Storage; it is never fetched.
-const SNAPSHOT_URL = typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? new URL(`snapshot-${SNAPSHOT_KEY}.bin`, HERE).href : "";
+// The labs modules' bytecode (labs/__pycache__/*.pyc), unpacked over the wheel:
+// a lab's first cell imports its module without compiling it.
+const LABS_BYTECODE_URL =
+  typeof LABS_BYTECODE === "string" && LABS_BYTECODE ? new URL(`../wheels/${LABS_BYTECODE}`, HERE).href : "";
+// One file at the top of OPFS, named after this site's folder and the key: each
+// copy of the guide on an origin keeps its own, and opening it takes only three
+// round trips to the browser (20-60 ms each on a busy 2-core machine).
+const SITE_FOLDER = new URL(".", HERE).href.replace(/[^A-Za-z0-9.-]/g, "_").slice(-180);
+const SNAPSHOT_PREFIX = `pyodide-cells-snapshot-${SITE_FOLDER}-`;
+const SNAPSHOT_NAME = typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? `${SNAPSHOT_PREFIX}${SNAPSHOT_KEY}.bin` : "";
+const CAN_SNAPSHOT = Boolean(
+  SNAPSHOT_NAME && self.navigator?.storage?.getDirectory && self.FileSystemFileHandle?.prototype.createSyncAccessHandle,
+);
 
-async function cachedSnapshot(url) {
-  if (!url || !self.caches) return null;
+// Opens the kept snapshot; resolves to a function that reads it whole, or to
+// null when there is none (or no OPFS). A synchronous access handle is
+// exclusive: while another tab of the guide reads the file with one, this one
+// reads it the slower, shared way.
+async function openSnapshot() {
+  if (!CAN_SNAPSHOT) return null;
+  let file;
   try {
-    return (await (await caches.open(SNAPSHOTS)).match(url)) || null;
+    file = await (await navigator.storage.getDirectory()).getFileHandle(SNAPSHOT_NAME);
   } catch {
-    return null;
+    return null; // none kept yet
+  }
+  try {
+    const handle = await file.createSyncAccessHandle();
+    return () => {
+      try {
+        const bytes = new Uint8Array(handle.getSize());
+        handle.read(bytes, { at: 0 });
+        return bytes;
+      } finally {
+        handle.close();
+      }
+    };
+  } catch {
+    try {
+      const bytes = new Uint8Array(await (await file.getFile()).arrayBuffer());
+      return () => bytes;
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -71,51 +112,59 @@ const SNAPSHOT_MAGIC = 1886286592;
 const WASM_PAGE = 65536;
 const MIN_MEMORY = 320 * WASM_PAGE; // pyodide.asm.wasm declares 320 pages; less makes instantiation hang
 
-function checkedSnapshot(buffer) {
-  const words = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 4) : null;
-  const memory = words ? buffer.byteLength - words[2] : 0;
+function checkedSnapshot(bytes) {
+  const words = bytes.byteLength >= 16 ? new Uint32Array(bytes.buffer, 0, 4) : null;
+  const memory = words ? bytes.byteLength - words[2] : 0;
   if (!words || words[0] !== SNAPSHOT_MAGIC || words[2] < 16 || memory < MIN_MEMORY || memory % WASM_PAGE !== 0) {
-    throw new Error(`not a Pyodide memory snapshot (${buffer.byteLength} bytes)`);
+    throw new Error(`not a Pyodide memory snapshot (${bytes.byteLength} bytes)`);
   }
-  return new Uint8Array(buffer);
+  return bytes;
 }
 
-async function storeSnapshot(url, bytes) {
+// Written under a temporary name, then renamed: a visit never reads half a file.
+async function storeSnapshot(bytes) {
   try {
-    const cache = await caches.open(SNAPSHOTS);
-    // Drop this site's older snapshots; another copy of the guide on the same origin keeps its own.
-    const folder = url.slice(0, url.lastIndexOf("/") + 1);
-    for (const old of await cache.keys()) if (old.url !== url && old.url.startsWith(folder)) await cache.delete(old);
-    await cache.put(url, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+    const folder = await navigator.storage.getDirectory();
+    for await (const name of folder.keys()) {
+      if (name.startsWith(SNAPSHOT_PREFIX) && name !== SNAPSHOT_NAME) await folder.removeEntry(name); // older builds'
+    }
+    const partial = await folder.getFileHandle(`${SNAPSHOT_NAME}.partial`, { create: true });
+    const handle = await partial.createSyncAccessHandle();
+    try {
+      handle.truncate(0);
+      handle.write(bytes, { at: 0 });
+      handle.flush();
+    } finally {
+      handle.close();
+    }
+    await partial.move(SNAPSHOT_NAME);
   } catch (err) {
     console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
   }
 }
 
-async function dropSnapshots() {
+async function dropSnapshot() {
   try {
-    await caches.delete(SNAPSHOTS);
+    await (await navigator.storage.getDirectory()).removeEntry(SNAPSHOT_NAME);
   } catch {
     /* nothing to drop */
   }
 }
 
-async function startPyodide() {
+async function startPyodide(opening) {
   const indexURL = PYODIDE_URL;
-  const cached = await cachedSnapshot(SNAPSHOT_URL);
-  if (cached) {
+  const read = await opening;
+  if (read) {
     try {
-      // loadPyodide takes a promise: the body is read while pyodide.asm.js loads.
-      const snapshot = cached.arrayBuffer().then(checkedSnapshot);
+      const snapshot = checkedSnapshot(read());
       return { pyodide: await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _loadSnapshot: snapshot }), restored: true };
     } catch (err) {
       console.warn("pyodide-cells: the start-up snapshot did not load; starting afresh:", err);
-      await dropSnapshots();
+      await dropSnapshot();
     }
   }
-  const canSnapshot = Boolean(SNAPSHOT_URL && self.caches);
-  const pyodide = await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _makeSnapshot: canSnapshot });
-  return { pyodide, restored: false, canSnapshot };
+  const pyodide = await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _makeSnapshot: CAN_SNAPSHOT });
+  return { pyodide, restored: false, canSnapshot: CAN_SNAPSHOT };
 }
 
 // New files (the wheel, the runner) must be seen by the import system. Only the
@@ -155,6 +204,21 @@ zipimport.zipimporter.get_source = _pyodide_cells_sources(zipimport.zipimporter.
 del _pyodide_cells_sources
 `;
 
+// Before a snapshot is taken, every labs module is imported (with the site's
+// bytecode, about 60 ms on a 2-core machine): a restored interpreter has them
+// all, and a lab's first cell imports nothing. Without a snapshot to take they
+// are imported when a cell asks, as usual.
+const IMPORT_LABS = `
+import importlib, pkgutil
+try:
+    import labs
+except ImportError:
+    pass
+else:
+    for _module in pkgutil.iter_modules(labs.__path__, "labs."): importlib.import_module(_module.name)
+    del _module
+`;
+
 // A restored interpreter starts from the very memory of the first visit, the
 // random module's state included (Pyodide imports it while starting): seed it
 // again from the browser's crypto.getRandomValues, as a fresh start would.
@@ -192,15 +256,23 @@ const init = new Promise((resolve) => (receiveInit = resolve));
 async function boot() {
   const steps = 4;
   status("loading", 1, steps, "Downloading the Python runtime (Pyodide 0.26.2)");
+  const opening = openSnapshot();
   // Start fetching the small files while the interpreter downloads and compiles.
   const wheel = WHEEL_URL ? fetchBytes(WHEEL_URL, "the labs wheel") : Promise.resolve(null);
+  // Optional: without it, labs modules are compiled from source when imported.
+  const labsBytecode = LABS_BYTECODE_URL ? fetchBytes(LABS_BYTECODE_URL, "the labs bytecode").catch(() => null) : null;
   const runnerSource = fetch(RUNNER_URL).then((r) => {
     if (!r.ok) throw new Error(`could not load the cell runner from ${RUNNER_URL}: HTTP ${r.status}`);
     return r.text();
   });
   compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
   importScripts(PYODIDE_URL + "pyodide.js");
-  const { pyodide, restored, canSnapshot } = await startPyodide();
+  // The interpreter's JavaScript (100-200 ms to compile and run) is loaded here,
+  // while the snapshot's file opens: loadPyodide skips loading it when
+  // _createPyodideModule is already defined, and it must know whether it
+  // restores a snapshot before it starts.
+  importScripts(PYODIDE_URL + "pyodide.asm.js");
+  const { pyodide, restored, canSnapshot } = await startPyodide(opening);
   // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
@@ -211,6 +283,8 @@ async function boot() {
   status("loading", 2, steps, "Installing the labs package");
   const wheelBytes = await wheel;
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
+  const bytecode = wheelBytes && (await labsBytecode);
+  if (bytecode) pyodide.unpackArchive(bytecode, "zip");
   status("loading", 3, steps, "Starting the cell runner");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
   const sources = !restored && STDLIB_SOURCES_URL ? STDLIB_SOURCES(STDLIB_SOURCES_URL) : ""; // a snapshot has it already
@@ -218,6 +292,7 @@ async function boot() {
   let snapshot = null;
   if (!restored && canSnapshot) {
     try {
+      if (wheelBytes) pyodide.runPython(IMPORT_LABS);
       snapshot = pyodide.makeMemorySnapshot(); // before any JavaScript object enters Python
     } catch (err) {
       console.warn("pyodide-cells: no start-up snapshot:", err);
@@ -232,7 +307,7 @@ async function boot() {
   };
   const runner = pyodide.runPython("pyodide_cells_runner.CellRunner")(emit);
   status("ready", steps, steps, "Python ready", { restored });
-  if (snapshot) setTimeout(() => storeSnapshot(SNAPSHOT_URL, snapshot), 0);
+  if (snapshot) setTimeout(() => storeSnapshot(snapshot), 0);
   return { pyodide, runner };
 }
 

@@ -1,5 +1,5 @@
 // Build step (run by assets.py with Node): Pyodide's standard library with
-// bytecode for the modules start-up imports.
+// bytecode for the modules start-up imports, and bytecode for the labs package.
 //
 // Pyodide 0.26.2 ships python_stdlib.zip with .py sources only, so every
 // module imported while Python starts is compiled from source inside
@@ -15,17 +15,24 @@
 // those modules are served beside the zip (assets.py) and the worker fetches
 // one only when a traceback or inspect.getsource needs it.
 //
-//   node precompile_stdlib.mjs <pyodide dir> <runner.py> <labs wheel or ""> <out.zip>
+// The labs package gets the same treatment in a second, small zip: its modules'
+// bytecode as labs/__pycache__/<module>.cpython-312.pyc (unchecked hash-based),
+// which the worker unpacks over the wheel. The wheel keeps its sources, so
+// nothing is fetched for tracebacks; without the bytecode, a lab page's first
+// cell compiled its labs module from source inside WebAssembly (30-50 ms for
+// labs.attention or labs.paged_attention, twice that on a busy page).
 //
-// Prints one JSON line: {"modules": compiled, "bytes": size of out.zip}.
+//   node precompile_bytecode.mjs <pyodide dir> <runner.py> <labs wheel or ""> <out.zip> [<labs out.zip>]
+//
+// Prints one JSON line: {"modules": compiled, "bytes": size of out.zip, "labs_modules": compiled}.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
-const [pyodideDir, runner, wheel, out] = process.argv.slice(2);
+const [pyodideDir, runner, wheel, out, labsOut] = process.argv.slice(2);
 if (!out) {
-  console.error("usage: node precompile_stdlib.mjs <pyodide dir> <runner.py> <labs wheel or \"\"> <out.zip>");
+  console.error("usage: node precompile_bytecode.mjs <pyodide dir> <runner.py> <labs wheel or \"\"> <out.zip> [<labs out.zip>]");
   process.exit(2);
 }
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
@@ -42,10 +49,9 @@ import doctest, pyodide_cells_runner  # noqa: F401
 try:
     import labs
 except ImportError:
-    pass  # a site built without the labs wheel
+    labs_modules = []  # a site built without the labs wheel
 else:
-    for module in pkgutil.walk_packages(labs.__path__, "labs."):
-        importlib.import_module(module.name)
+    labs_modules = [labs] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(labs.__path__, "labs.")]
 
 ARCHIVE = next(p for p in sys.path if p.endswith(".zip"))
 prefix = ARCHIVE + "/"
@@ -70,7 +76,20 @@ with zipfile.ZipFile(ARCHIVE) as zin, zipfile.ZipFile(buffer, "w", zipfile.ZIP_D
             zout.writestr(info, source, compress_type=zipfile.ZIP_DEFLATED)
 with open("/tmp/stdlib.zip", "wb") as f:
     f.write(buffer.getvalue())
-json.dumps({"modules": len(wanted), "bytes": len(buffer.getvalue())})
+
+# labs: paths relative to the directory the wheel was unpacked into, which is
+# where the worker unpacks this zip too.
+root = labs.__path__[0].rpartition("/")[0] + "/" if labs_modules else ""
+with zipfile.ZipFile("/tmp/labs.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zout:
+    for module in sorted(labs_modules, key=lambda m: m.__name__):
+        with open(module.__file__, "rb") as f:
+            source = f.read()
+        code = compile(source, module.__file__, "exec", dont_inherit=True)
+        pyc = _code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False)
+        zout.writestr(zipfile.ZipInfo(importlib.util.cache_from_source(module.__file__)[len(root):]), bytes(pyc),
+                      compress_type=zipfile.ZIP_DEFLATED)
+json.dumps({"modules": len(wanted), "bytes": len(buffer.getvalue()), "labs_modules": len(labs_modules)})
 `);
 writeFileSync(out, pyodide.FS.readFile("/tmp/stdlib.zip"));
+if (labsOut) writeFileSync(labsOut, pyodide.FS.readFile("/tmp/labs.zip"));
 console.log(result);

@@ -1,0 +1,36 @@
+"""What importing the labs costs: every module is imported by a lab page's
+first cells (and, in the browser, before the start-up snapshot), where each
+extra standard-library module is compiled or run inside WebAssembly."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import labs
+
+SRC = Path(labs.__file__).parent.parent
+MODULES = sorted(m.name for m in pkgutil.iter_modules(labs.__path__, "labs."))
+# Heavy modules the labs have no use for. xml.sax.saxutils (once used for
+# escaping SVG text) pulls in urllib.request, email and http.client: 70 ms of
+# a lab page's start in Pyodide.
+HEAVY = ("urllib.request", "email", "http.client", "xml.sax", "asyncio", "decimal", "fractions")
+
+
+def test_the_labs_are_the_modules_the_site_precompiles():
+    assert MODULES == ["labs.attention", "labs.autograd", "labs.block_table_svg", "labs.graph", "labs.graph_view",
+                       "labs.nn", "labs.paged_attention", "labs.plots", "labs.softmax_trace"]
+
+
+def test_importing_every_lab_pulls_in_no_heavy_stdlib_module():
+    code = (
+        "import sys, importlib\n"
+        f"for name in {MODULES!r}: importlib.import_module(name)\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
+    )
+    # -S -I: no site-packages hooks, no user paths: what the labs themselves import.
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
