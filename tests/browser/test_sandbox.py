@@ -245,3 +245,44 @@ def test_display_equations_use_the_phone_screen_and_scroll_when_wider(phone_page
         assert b["pad"] == "0px" and b["width"] >= b["box"] - 8, b
         assert b["scroll"] <= b["width"] or b["overflow"] == "auto", b
     assert any(b["scroll"] <= b["width"] for b in boxes)  # o = tanh(n) fits now (it was cut at 318 px)
+
+
+# Where the status bar and Furo's "Back to top" pill are after scrolling far
+# down and a little back up (which makes Furo show the pill), and whether any
+# element of the page sticks out of the content column without a scroll box of
+# its own (the column clips on phones: that content could not be reached).
+AFTER_SCROLL = """async () => {
+    window.scrollTo({ top: 4000, behavior: "instant" });
+    await new Promise((r) => setTimeout(r, 300));
+    window.scrollTo({ top: 3800, behavior: "instant" });
+    await new Promise((r) => setTimeout(r, 300));
+    const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [r.top, r.bottom]; };
+    const content = document.querySelector(".content");
+    const right = content.getBoundingClientRect().right + 1;
+    const unreachable = [...content.querySelectorAll("*")].filter((e) => {
+        if (e.closest(".katex-mathml") || e.getBoundingClientRect().right <= right) return false;
+        for (let a = e.parentElement; a && a !== content; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== "visible") return false;
+        }
+        return true;
+    }).map((e) => e.tagName + "." + e.className);
+    const pill = document.querySelector(".back-to-top");
+    return { bar: box(".pc-runtime"), pill: getComputedStyle(pill).display === "none" ? null : box(".back-to-top"),
+             header: getComputedStyle(document.querySelector(".mobile-header")).display === "none" ? 0
+                 : document.querySelector(".mobile-header").getBoundingClientRect().bottom,
+             unreachable };
+}"""
+
+
+@pytest.mark.parametrize("name", LAB_PAGES)
+@pytest.mark.parametrize("device", ["phone", "desktop"])
+def test_the_status_bar_stays_in_view_and_nothing_covers_it(page, phone_page, base_url, name, device):
+    """Furo makes its content column a scroll container on phones, which stopped the
+    bar sticking (it scrolled away with the page), and its "Back to top" pill sat on the bar."""
+    p = phone_page if device == "phone" else page
+    goto(p, base_url, name)
+    where = p.evaluate(AFTER_SCROLL)
+    assert where["bar"][0] == pytest.approx(where["header"], abs=1), where  # under the header, or at the very top
+    if where["pill"] is not None:
+        assert where["pill"][0] >= where["bar"][1] or where["pill"][1] <= where["bar"][0], where
+    assert where["unreachable"] == [], where
