@@ -234,3 +234,11 @@ def test_provenance_warns_about_missing_names_and_the_reference(run):
         "these checks are checking the reference.",
         "translate is not defined: run the exercise cell first.",
     ]
+
+
+def test_a_repr_longer_than_the_pages_limit_is_cut_with_a_note(runner_module):
+    text = runner_module.mime_bundle("b" * 300_000)["text/plain"]
+    shown, note = text.split("\n")
+    assert shown == "'" + "b" * 199_999  # the repr's quote, then the first 199,999 b's
+    assert note == "… output cut: 100,002 more characters not shown"  # 300,002 with both quotes
+    assert runner_module.mime_bundle("b" * 10)["text/plain"] == "'" + "b" * 10 + "'"

@@ -6,7 +6,7 @@
 // WebAssembly: most of the 1.7 s start-up on a 2-core machine. This script
 // boots the same Pyodide in Node, imports the cell runner, every labs module
 // and doctest (the checks), and writes a copy of the zip in which every module
-// they imported from it (about 175) is bytecode instead of source. The bytecode is compiled by the very
+// they imported from it (about 145) is bytecode instead of source. The bytecode is compiled by the very
 // interpreter that will load it (same magic number), as unchecked hash-based
 // .pyc files (PEP 552), under the file names zipimport gives them.
 //

@@ -186,6 +186,28 @@ def test_a_huge_output_is_cut_and_the_page_stays_responsive(page, base_url):
     assert page.evaluate("1 + 1") == 2  # the page answers
 
 
+def test_the_write_that_crosses_the_output_limit_shows_up_to_it_and_the_note_counts_the_rest(page, base_url):
+    """A single print longer than the limit showed nothing but the note, and the note
+    left out the characters of the write that crossed the limit."""
+    open_lab(page, base_url)
+    set_code(page, 0, "print('a' * 150_000)\nprint('b' * 150_000)")
+    run_and_wait(page, 0)
+    shown = cell(page, 0).locator(".cell_output pre").all_inner_texts()
+    assert "".join(shown) == "a" * 150_000 + "\n" + "b" * 49_999
+    # 300,002 characters were printed (two newlines), 200,000 are shown.
+    assert cell(page, 0).locator(".pc-truncated").inner_text() == "… output cut: 100,002 more characters not shown"
+
+
+def test_a_huge_value_is_cut_like_printed_output(page, base_url):
+    """The last expression's repr had no limit: 'b' * 40_000_000 froze the page for 14 s."""
+    open_lab(page, base_url)
+    set_code(page, 0, "'b' * 1_000_000")
+    out = run_and_wait(page, 0)
+    assert out.startswith("'" + "b" * 1000)
+    assert out.rstrip().endswith("… output cut: 800,002 more characters not shown")
+    assert page.evaluate("1 + 1") == 2
+
+
 def test_restored_edits_say_the_output_is_from_the_original_code(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "print('edited')")

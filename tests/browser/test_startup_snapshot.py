@@ -106,8 +106,9 @@ def test_restored_visits_do_not_share_one_random_state(page, base_url):
     for _ in range(2):
         reload_ready(page)
         assert page.evaluate("window.pyodideCells.runtime.restored") is True
-        draws.append(run(page, "import random\nprint(random.getrandbits(64))")["stdout"].strip())
-    assert draws[0] != draws[1]
+        draws.append(run(page, "import random, tempfile\nprint(random.getrandbits(64), tempfile.mktemp())")["stdout"].split())
+    assert draws[0][0] != draws[1][0]  # random
+    assert draws[0][1] != draws[1][1]  # tempfile's names
 
 
 GARBAGE = "new Uint8Array(4096).fill(7)"

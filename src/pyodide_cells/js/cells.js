@@ -272,9 +272,12 @@ class Cell {
 
   appendStream(name, text) {
     // Appending text nodes keeps long outputs linear (textContent += is quadratic),
-    // and past MAX_OUTPUT_CHARS a cell's streams are cut with a note.
+    // and past MAX_OUTPUT_CHARS a cell's streams are cut with a note: the write
+    // that crosses the limit shows up to it, and the note counts every character left out.
+    const room = MAX_OUTPUT_CHARS - (this.streamChars || 0);
     this.streamChars = (this.streamChars || 0) + text.length;
-    if (this.streamChars > MAX_OUTPUT_CHARS) {
+    if (text.length > room) {
+      if (room > 0) this.appendText(name, text.slice(0, room));
       if (!this.truncated) {
         this.truncated = el("p", { class: "pc-truncated", text: "" });
         this.output.append(this.truncated);
@@ -282,6 +285,10 @@ class Cell {
       this.truncated.textContent = `… output cut: ${(this.streamChars - MAX_OUTPUT_CHARS).toLocaleString()} more characters not shown`;
       return;
     }
+    this.appendText(name, text);
+  }
+
+  appendText(name, text) {
     if (this.lastStream && this.lastStream.dataset.name === name) {
       this.lastStream.append(text);
       return;

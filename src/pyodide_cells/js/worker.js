@@ -52,7 +52,7 @@ const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 const RUNNER_URL = new URL("runner.py", HERE).href;
 // The standard library with bytecode for start-up's modules (precompile_bytecode.mjs):
-// without it, CPython compiles some 170 modules from source while it starts.
+// without it, CPython compiles some 145 modules from source while it starts.
 // Their sources are files beside it, fetched one by one when asked for.
 const STDLIB_URL = typeof STDLIB_ZIP === "string" && STDLIB_ZIP ? new URL(`../pyodide/${STDLIB_ZIP}`, HERE).href : undefined;
 const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
@@ -221,10 +221,14 @@ else:
 
 // A restored interpreter starts from the very memory of the first visit, the
 // random module's state included (Pyodide imports it while starting): seed it
-// again from the browser's crypto.getRandomValues, as a fresh start would.
+// again from the browser's crypto.getRandomValues, as a fresh start would, and
+// let tempfile make a new generator for its names. The string hash seed cannot
+// change in a running interpreter (every dict depends on it): hash("abc"), and
+// so the order of a set of strings, is the same on every restored visit.
 const AFTER_RESTORE = `
 import sys
 if "random" in sys.modules: sys.modules["random"].seed()
+if "tempfile" in sys.modules: sys.modules["tempfile"]._name_sequence = None
 `;
 
 // Compile the interpreter's WebAssembly while pyodide.asm.js downloads and runs

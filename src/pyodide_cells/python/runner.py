@@ -42,6 +42,9 @@ MIME_ORDER = (
     "text/latex",
     "text/plain",
 )
+# A repr longer than this is cut (a 40-million-character string froze the page
+# for 14 s): the same limit the page puts on a cell's printed output.
+MAX_PLAIN_CHARS = 200_000
 REPR_METHODS = {
     "text/html": "_repr_html_",
     "image/svg+xml": "_repr_svg_",
@@ -117,6 +120,10 @@ def mime_bundle(obj: Any) -> dict[str, str]:
             bundle["text/plain"] = repr(obj)
         except Exception as exc:  # noqa: BLE001
             bundle["text/plain"] = f"<unprintable {type(obj).__name__}: {exc!r}>"
+    text = bundle["text/plain"]
+    if len(text) > MAX_PLAIN_CHARS:  # the page's limit for printed output too (cells.js)
+        bundle["text/plain"] = (f"{text[:MAX_PLAIN_CHARS]}\n… output cut: "
+                                f"{len(text) - MAX_PLAIN_CHARS:,} more characters not shown")
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
 
