@@ -44,6 +44,14 @@ const result = pyodide.runPython(`
 import importlib, importlib.util, io, json, pkgutil, sys, zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc
 
+
+
+def unchecked_pyc(source, filename):
+    """The bytecode file of source: PEP 552 hash-based, never checked against the source."""
+    code = compile(source, filename, "exec", dont_inherit=True)
+    return bytes(_code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False))
+
+
 importlib.invalidate_caches()
 import doctest, pyodide_cells_runner  # noqa: F401
 try:
@@ -68,10 +76,8 @@ with zipfile.ZipFile(ARCHIVE) as zin, zipfile.ZipFile(buffer, "w", zipfile.ZIP_D
     for info in zin.infolist():
         source = zin.read(info)
         if info.filename in wanted:
-            code = compile(source, prefix + info.filename, "exec", dont_inherit=True)
-            pyc = _code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False)
-            zout.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time), bytes(pyc),
-                          compress_type=zipfile.ZIP_DEFLATED)
+            zout.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time),
+                          unchecked_pyc(source, prefix + info.filename), compress_type=zipfile.ZIP_DEFLATED)
         else:
             zout.writestr(info, source, compress_type=zipfile.ZIP_DEFLATED)
 with open("/tmp/stdlib.zip", "wb") as f:
@@ -83,10 +89,8 @@ root = labs.__path__[0].rpartition("/")[0] + "/" if labs_modules else ""
 with zipfile.ZipFile("/tmp/labs.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zout:
     for module in sorted(labs_modules, key=lambda m: m.__name__):
         with open(module.__file__, "rb") as f:
-            source = f.read()
-        code = compile(source, module.__file__, "exec", dont_inherit=True)
-        pyc = _code_to_hash_pyc(code, importlib.util.source_hash(source), checked=False)
-        zout.writestr(zipfile.ZipInfo(importlib.util.cache_from_source(module.__file__)[len(root):]), bytes(pyc),
+            pyc = unchecked_pyc(f.read(), module.__file__)
+        zout.writestr(zipfile.ZipInfo(importlib.util.cache_from_source(module.__file__)[len(root):]), pyc,
                       compress_type=zipfile.ZIP_DEFLATED)
 json.dumps({"modules": len(wanted), "bytes": len(buffer.getvalue()), "labs_modules": len(labs_modules)})
 `);

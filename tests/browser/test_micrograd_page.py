@@ -74,6 +74,16 @@ def stop_and_read(page, index, after_ms):
     return cell(page, index).locator(".cell_output").inner_text()
 
 
+def assert_stop_keeps_the_namespace(page, kept: str, after_ms: int) -> None:
+    """Define ``kept`` in cell 0, Stop an endless loop there: KeyboardInterrupt, and ``kept`` survives."""
+    set_code(page, 0, f"kept = {kept!r}")
+    run_and_wait(page, 0)
+    start_running(page, 0, "while True:\n    pass")
+    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=after_ms)
+    set_code(page, 0, "kept")
+    assert run_and_wait(page, 0).strip() == repr(kept)
+
+
 def check(page):
     page.evaluate("document.querySelector('.pc-checks').dataset.state = 'stale'")
     page.locator(".pc-checks .pc-run").click()

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_micrograd_page import (
-    READY, TIMEOUT, cell, open_lab, run_and_wait, set_code, start_running, stop_and_read, wait_cell,
+    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, open_lab, run_and_wait, set_code, start_running,
+    stop_and_read, wait_cell,
 )
 
 pytestmark = pytest.mark.browser
@@ -50,12 +51,7 @@ def test_edits_persist_across_reloads_and_reset_restores(page, base_url):
 def test_stop_interrupts_an_endless_loop_and_the_namespace_survives(page, base_url):
     open_lab(page, base_url)
     assert page.evaluate("crossOriginIsolated") is True  # the serve command sends COOP/COEP
-    set_code(page, 0, "kept = 'still here'")
-    run_and_wait(page, 0)
-    start_running(page, 0, "while True:\n    pass")
-    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=500)
-    set_code(page, 0, "kept")
-    assert run_and_wait(page, 0).strip() == "'still here'"
+    assert_stop_keeps_the_namespace(page, "still here", after_ms=500)
 
 
 def test_without_isolation_stop_restarts_python(browser, recorder, site_dir):

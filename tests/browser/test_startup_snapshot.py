@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, open_lab, run_and_wait, set_code, start_running, stop_and_read
+from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_the_namespace, open_lab
 
 pytestmark = pytest.mark.browser
 
@@ -90,12 +90,7 @@ def test_stop_interrupts_a_restored_interpreter_and_keeps_its_namespace(page, ba
     stored_snapshot(page)
     reload_ready(page)
     assert page.evaluate("window.pyodideCells.runtime.restored") is True
-    set_code(page, 0, "kept = 'after restore'")
-    run_and_wait(page, 0)
-    start_running(page, 0, "while True:\n    pass")
-    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=300)
-    set_code(page, 0, "kept")
-    assert run_and_wait(page, 0).strip() == "'after restore'"
+    assert_stop_keeps_the_namespace(page, "after restore", after_ms=300)
 
 
 def test_restored_visits_do_not_share_one_random_state(page, base_url):

@@ -164,7 +164,7 @@ async function startPyodide(opening) {
     }
   }
   const pyodide = await self.loadPyodide({ indexURL, stdLibURL: STDLIB_URL, _makeSnapshot: CAN_SNAPSHOT });
-  return { pyodide, restored: false, canSnapshot: CAN_SNAPSHOT };
+  return { pyodide, restored: false };
 }
 
 // New files (the wheel, the runner) must be seen by the import system. Only the
@@ -209,14 +209,9 @@ del _pyodide_cells_sources
 // all, and a lab's first cell imports nothing. Without a snapshot to take they
 // are imported when a cell asks, as usual.
 const IMPORT_LABS = `
-import importlib, pkgutil
-try:
-    import labs
-except ImportError:
-    pass
-else:
-    for _module in pkgutil.iter_modules(labs.__path__, "labs."): importlib.import_module(_module.name)
-    del _module
+import importlib, pkgutil, labs
+for _module in pkgutil.iter_modules(labs.__path__, "labs."): importlib.import_module(_module.name)
+del _module
 `;
 
 // A restored interpreter starts from the very memory of the first visit, the
@@ -276,7 +271,7 @@ async function boot() {
   // _createPyodideModule is already defined, and it must know whether it
   // restores a snapshot before it starts.
   importScripts(PYODIDE_URL + "pyodide.asm.js");
-  const { pyodide, restored, canSnapshot } = await startPyodide(opening);
+  const { pyodide, restored } = await startPyodide(opening);
   // Stop: the page writes SIGINT (2) here; Python raises KeyboardInterrupt.
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
@@ -287,14 +282,15 @@ async function boot() {
   status("loading", 2, steps, "Installing the labs package");
   const wheelBytes = await wheel;
   if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
-  const bytecode = wheelBytes && (await labsBytecode);
+  // A restored interpreter has every labs module imported already: it needs no bytecode.
+  const bytecode = wheelBytes && !restored && (await labsBytecode);
   if (bytecode) pyodide.unpackArchive(bytecode, "zip");
   status("loading", 3, steps, "Starting the cell runner");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
   const sources = !restored && STDLIB_SOURCES_URL ? STDLIB_SOURCES(STDLIB_SOURCES_URL) : ""; // a snapshot has it already
   pyodide.runPython((restored ? AFTER_RESTORE : "") + sources + FIND_NEW_FILES + "import pyodide_cells_runner\n");
   let snapshot = null;
-  if (!restored && canSnapshot) {
+  if (!restored && CAN_SNAPSHOT) {
     try {
       if (wheelBytes) pyodide.runPython(IMPORT_LABS);
       snapshot = pyodide.makeMemorySnapshot(); // before any JavaScript object enters Python
