@@ -1,7 +1,8 @@
 """The lab guide's benchmark harness (``nox -s bench``): pages in Chromium, engines in CPython and Pyodide.
 
 1. **Pages.** The built site is served on 127.0.0.1 by the guide's own server
-   (gzip, COOP/COEP, cache headers) and opened in headless Chromium. For the
+   (gzip, COOP/COEP, cache headers) and opened in headless Chromium, started
+   as the browser tests start it (``tests/chromium.py``). For the
    floor (a bare page that only boots Pyodide 0.26.2 from the same
    ``_static/pyodide/`` and prints one line) and each lab page, ``--runs``
    times each:
@@ -44,14 +45,12 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
 
 from pyodide_cells.serve import make_server  # noqa: E402
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the tests' Chromium, flags and all)
 
 GENERATED = ROOT / "docs" / "_generated"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
-]
 LAB_PAGES = {"micrograd lab": "micrograd.html", "online softmax lab": "online_softmax.html",
              "paged attention lab": "paged_attention.html"}
 FLOOR = "floor (bare Pyodide)"
@@ -297,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", default=str(ROOT / "build" / "html"))
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
-    parser.add_argument("--chromium", default=os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium"))
+    parser.add_argument("--chromium", default=CHROMIUM)
     parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")
     parser.add_argument("--tables-only", action="store_true",
                         help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing")

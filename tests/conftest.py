@@ -18,20 +18,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-CHROMIUM = os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 

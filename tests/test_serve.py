@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from pyodide_cells.serve import make_server
+from pyodide_cells.serve import is_versioned, make_server
 
 
 @pytest.fixture
@@ -18,6 +18,10 @@ def site(tmp_path):
     static.mkdir(parents=True)
     (static / "pyodide.asm.wasm").write_bytes(b"\0asm" + bytes(range(256)) * 400)
     (tmp_path / "_static" / "lib.whl").write_bytes(b"PK" + b"z" * 100)
+    (tmp_path / "_static" / "app.css").write_text("body { color: black }")
+    (tmp_path / "_static" / "chunks").mkdir()
+    (tmp_path / "_static" / "chunks" / "editor-AI747IJY.js").write_text("export const x = 1;")
+    (tmp_path / "_static" / "labs-bytecode-560db9cd8129.zip").write_bytes(b"PK" + b"y" * 100)
     server = make_server(tmp_path, port=0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
@@ -70,3 +74,50 @@ def test_revalidation_answers_304(site):
 def test_refuses_a_folder_with_no_built_site(tmp_path):
     with pytest.raises(FileNotFoundError, match="no built site"):
         make_server(tmp_path, port=0)
+
+
+YEAR_IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/_static/app.css?v=7bdb33bb",  # Sphinx's checksum query
+        "/_static/chunks/editor-AI747IJY.js",  # esbuild's content hash
+        "/_static/labs-bytecode-560db9cd8129.zip",  # the snapshot key in the name
+    ],
+)
+def test_a_versioned_url_is_kept_a_year_without_asking_again(site, path):
+    base, _ = site
+    response = get(base + path, **{"Accept-Encoding": "gzip"})
+    assert response.status == 200 and response.read()
+    assert response.headers["Cache-Control"] == YEAR_IMMUTABLE
+
+
+def test_the_same_file_without_its_version_revalidates(site):
+    base, _ = site
+    assert get(base + "/_static/app.css").headers["Cache-Control"] == "no-cache"
+    assert get(base + "/_static/app.css?v=").headers["Cache-Control"] == "no-cache"
+
+
+@pytest.mark.parametrize(
+    ("url", "versioned"),
+    [
+        ("/_static/furo.css?v=7bdb33bb", True),
+        ("/_static/pyodide_cells/worker.js?v=f983e2ea", True),
+        ("/_static/wheels/ai_systems_labs-0.1.0-py3-none-any.whl?v=0123456789abcdef", True),
+        ("/page.html?x=1&v=2", True),
+        ("/_static/mystnb.11b39860a7a0cbfd473a3ad8a317855267ff0bd372690045ca344a6b62be495e.css", True),
+        ("/_static/pyodide/python_stdlib-560db9cd8129.zip", True),
+        ("/_static/pyodide_cells/chunks/editor-AI747IJY.js", True),
+        ("/index.html", False),
+        ("/_static/pyodide_cells/worker.js", False),
+        ("/_static/x.js?v=", False),
+        ("/_static/pyodide_cells/chunks/editor-AI747IJY.js.map", False),
+        ("/_static/pyodide/python_stdlib-560db9cd8129-src/json/__init__.py", False),
+        ("/_static/NOTICE-LICENSE1.txt", False),
+        ("/_static/scripts/furo.js.LICENSE.txt", False),
+    ],
+)
+def test_what_counts_as_a_versioned_url(url, versioned):
+    assert is_versioned(url) is versioned

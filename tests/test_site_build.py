@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -93,7 +94,13 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     assert any(u.startswith("_static/pyodide_cells/cells.js") for u in lab.urls)
     script = next(s for s in lab.inline_scripts if "PYODIDE_CELLS_CONFIG" in s)
     config = re.match(r"\s*window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", script).group(1)
-    assert json.loads(config) == {"page": "micrograd", "checksUse": ["Value"]}
+    worker_js = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_bytes()
+    assert json.loads(config) == {
+        "page": "micrograd",
+        "checksUse": ["Value"],
+        # Versioned by its checksum: a second visit takes it from the HTTP cache unasked.
+        "worker": f"pyodide_cells/worker.js?v={zlib.crc32(worker_js):08x}",
+    }
     # The wheel's name and the start-up snapshot's key are compiled into the
     # worker (it starts loading before the page talks to it), not written into pages.
     static = site_dir / "_static"
@@ -188,6 +195,15 @@ def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):
         f.write_bytes(before)
     assert len(seen) == 5  # one new key per changed file
     assert snapshot_key(files) == key
+
+
+def test_codemirror_is_a_chunk_of_its_own_that_the_page_script_imports_when_needed(site_dir):
+    ours = site_dir / "_static" / "pyodide_cells"
+    (chunk,) = (ours / "chunks").glob("editor-*.js")
+    page_script = (ours / "cells.js").read_text()
+    assert "cm-content" in chunk.read_text() and "cm-content" not in page_script
+    assert f"import(\"./chunks/{chunk.name}\")" in page_script
+    assert len(page_script) < 40_000 < chunk.stat().st_size
 
 
 def test_the_worker_is_started_from_the_head_before_any_stylesheet(site_dir):

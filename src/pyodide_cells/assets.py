@@ -82,7 +82,7 @@ class Bytecode(NamedTuple):
 
 def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
               bytecode: Bytecode = Bytecode("", "")) -> None:
-    """Bundle the page script (with CodeMirror 6) and the worker with esbuild.
+    """Bundle the page script (CodeMirror 6 in a chunk of its own) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
     file name) and ``bytecode`` (:func:`precompile_bytecode`'s file names)
@@ -95,8 +95,11 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
     if not esbuild.exists():
         raise ExtensionError(f"pyodide_cells: esbuild not found at {esbuild}; run `npm ci`")
     js = HERE / "js"
-    # The page script is an ES module (it finds _static/ from import.meta.url);
-    # the worker is a classic script (it loads Pyodide with importScripts).
+    # The page script is an ES module (it finds _static/ from import.meta.url)
+    # split in chunks: CodeMirror (editor.js) loads only when a cell needs its
+    # editor. The worker is a classic script (it loads Pyodide with importScripts).
+    chunks = outdir / "chunks"
+    shutil.rmtree(chunks, ignore_errors=True)  # a previous build's, named after their content
     for entry, fmt in (("cells.js", "esm"), ("worker.js", "iife")):
         cmd = [
             str(esbuild),
@@ -106,9 +109,12 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             "--sourcemap",
             f"--format={fmt}",
             "--target=es2020",
-            f"--outfile={outdir / entry}",
             "--log-level=warning",
         ]
+        if entry == "cells.js":
+            cmd += ["--splitting", f"--outdir={outdir}", "--entry-names=[name]", "--chunk-names=chunks/[name]-[hash]"]
+        else:
+            cmd.append(f"--outfile={outdir / entry}")
         if entry == "worker.js":
             cmd += [f"--define:{name}={json.dumps(value)}"
                     for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),

@@ -11,8 +11,13 @@ static host:
   Python through Pyodide's interrupt buffer (hosts that cannot send headers
   fall back to restarting the worker);
 - ``application/wasm`` for ``.wasm`` (streaming compilation needs it);
-- ``Cache-Control``: the Pyodide core, KaTeX and Graphviz are versioned by
-  path and cached for a day; everything else revalidates (304 when unchanged);
+- ``Cache-Control``: a URL with a version in its query (``?v=``: Sphinx adds
+  a checksum of the file to its CSS and scripts, and the runtime one to the
+  worker, the runner and the wheel) never changes, so browsers keep it a year
+  without asking again (``immutable``); the Pyodide core, KaTeX and Graphviz
+  are versioned by path and cached for a day; everything else, the pages
+  first, revalidates (304 when unchanged). Each revalidation is a round trip
+  that a second visit would wait on;
 - gzip for text and WebAssembly when the browser accepts it (the 10 MB
   pyodide.asm.wasm travels as about 3.2 MB); each file is compressed once per
   modification and kept in memory.
@@ -27,6 +32,7 @@ import gzip
 import http.server
 import io
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -35,6 +41,19 @@ LONG_CACHE = ("/_static/pyodide/", "/_static/katex/", "/_static/viz/")
 # Worth compressing: text and WebAssembly. Zip archives (the stdlib, wheels),
 # fonts and images are compressed already.
 COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".json", ".wasm", ".svg", ".py", ".txt", ".map")
+# One version of a file: a query such as ``?v=7bdb33bb`` (a checksum), a
+# digest of 12 or more hex digits in the file's name (``python_stdlib-<key>.zip``,
+# myst-nb's ``mystnb.<sha256>.css``), or esbuild's 8-character content hash
+# (``chunks/editor-AI747IJY.js``).
+_VERSION = re.compile(r"[?&]v=[0-9A-Za-z]+(&|$)|([.-][0-9a-f]{12,}\.[a-z0-9]+|-[2-7A-Z]{8}\.js)(\?|$)")
+
+
+def is_versioned(url_path: str) -> bool:
+    """True when ``url_path`` names one version of a file: ``furo.css?v=7bdb33bb``,
+    ``labs-bytecode-560db9cd8129.zip``, ``editor-AI747IJY.js``."""
+    return bool(_VERSION.search(url_path))
+
+
 _gzip_cache: dict[tuple[str, float], bytes] = {}
 _gzip_lock = threading.Lock()
 
@@ -85,7 +104,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cross-Origin-Opener-Policy", "same-origin")
         self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        if self.path.startswith(LONG_CACHE):
+        if is_versioned(self.path):
+            self.send_header("Cache-Control", "public, max-age=31536000, immutable")
+        elif self.path.startswith(LONG_CACHE):
             self.send_header("Cache-Control", "public, max-age=86400")
         else:
             self.send_header("Cache-Control", "no-cache")

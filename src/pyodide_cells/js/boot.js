@@ -7,12 +7,14 @@
   performance.mark("pyodide-cells:boot");
   var root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);
   var stat = new URL("_static/", root);
+  var config = window.PYODIDE_CELLS_CONFIG || {};
 
   function start() {
     var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(2)) : null;
     // The worker starts loading Python by itself; it only waits for this
     // message to learn Stop's buffer.
-    var worker = new Worker(new URL("pyodide_cells/worker.js", stat));
+    // Versioned (?v=, pages.py): a second visit takes it from the HTTP cache unasked.
+    var worker = new Worker(new URL(config.worker || "pyodide_cells/worker.js", stat));
     worker.postMessage({ type: "init", interruptBuffer: interrupt ? interrupt.buffer : null });
     return { worker: worker, interrupt: interrupt };
   }

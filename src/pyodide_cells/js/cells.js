@@ -5,16 +5,6 @@
 // one Python namespace; running a cell first runs the earlier cells that have
 // not run yet in this session, so names they define exist, as in the baked page.
 
-import {
-  EditorView, keymap, lineNumbers, highlightActiveLineGutter, highlightSpecialChars, drawSelection,
-  dropCursor, highlightActiveLine,
-} from "@codemirror/view";
-import { EditorState, Prec } from "@codemirror/state";
-import { history, defaultKeymap, historyKeymap } from "@codemirror/commands";
-import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
-import { python } from "@codemirror/lang-python";
-import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
-import { tags as t } from "@lezer/highlight";
 import { el } from "./util.js";
 import { loadViz, upgradeGraphs } from "./graph.js";
 import { ChecksConsole } from "./checks.js";
@@ -22,35 +12,9 @@ import { ChecksConsole } from "./checks.js";
 const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
 const MAX_OUTPUT_CHARS = 200_000; // per cell and run: more would only freeze the page
 
-// Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
-// in Furo's light and dark themes; CodeMirror's default style does not.
-const highlightStyle = HighlightStyle.define([
-  { tag: [t.keyword, t.self, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: "var(--pc-hl-keyword)" },
-  { tag: [t.string, t.special(t.string), t.docString], color: "var(--pc-hl-string)" },
-  { tag: [t.comment, t.lineComment], color: "var(--pc-hl-comment)", fontStyle: "italic" },
-  { tag: [t.number, t.bool, t.null, t.atom], color: "var(--pc-hl-number)" },
-  { tag: [t.function(t.variableName), t.function(t.propertyName), t.function(t.definition(t.variableName))], color: "var(--pc-hl-function)" },
-  { tag: [t.className, t.typeName, t.definition(t.className)], color: "var(--pc-hl-class)" },
-  { tag: [t.operator, t.punctuation, t.bracket], color: "var(--pc-hl-operator)" },
-  { tag: [t.variableName, t.propertyName, t.definition(t.variableName)], color: "var(--pc-hl-name)" },
-]);
-// CodeMirror's basicSetup without what a short notebook cell does not need and
-// the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
-// word completion, the lint and fold gutters.
-const editorSetup = [
-  lineNumbers(),
-  highlightActiveLineGutter(),
-  highlightSpecialChars(),
-  history(),
-  drawSelection(),
-  dropCursor(),
-  EditorState.allowMultipleSelections.of(true),
-  indentOnInput(),
-  bracketMatching(),
-  closeBrackets(),
-  highlightActiveLine(),
-  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap]),
-];
+// CodeMirror comes in its own chunk, when the first editor is made (editor.js).
+let editorModule = null;
+const loadEditor = () => (editorModule ||= import("./editor.js"));
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
 const runtime = {
@@ -165,7 +129,8 @@ class Cell {
 
   build(input, pre) {
     this.saved = storage.get(`cell-${this.index}`);
-    this.editor = null;
+    this.editor = null; // CodeMirror's view, once made (ensureEditor)
+    this.editorReady = null;
     this.pre = pre;
     this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.root.dataset.state === "running" ? stopPython() : this.run()) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
@@ -183,9 +148,9 @@ class Cell {
     // loads. Until then the highlighted code the page was built with shows.
     if (pre) {
       pre.title = "Click to edit";
-      pre.addEventListener("click", (event) => {
+      pre.addEventListener("click", async (event) => {
         // The editor takes the code's place: put the cursor where the click was.
-        const view = this.ensureEditor();
+        const view = await this.ensureEditor();
         const pos = view.posAtCoords({ x: event.clientX, y: event.clientY });
         view.focus();
         if (pos != null) view.dispatch({ selection: { anchor: pos } });
@@ -201,32 +166,22 @@ class Cell {
     this.markEdited();
   }
 
+  // Resolves to the cell's CodeMirror view, made on first use.
   ensureEditor() {
-    if (this.editor) return this.editor;
-    const runKeys = Prec.highest(
-      keymap.of([
-        { key: "Mod-Enter", run: () => (this.run(), true) },
-        { key: "Shift-Enter", run: () => (this.run(), focusCell(this.index + 1), true) },
-        { key: "Escape", run: () => (this.runButton.focus(), true) },
-      ]),
-    );
-    this.editor = new EditorView({
-      doc: this.saved !== null ? this.saved : this.original,
-      parent: this.mount,
-      extensions: [
-        editorSetup,
-        python(),
-        Prec.high(syntaxHighlighting(highlightStyle)),
-        EditorView.lineWrapping, // no sideways scrolling, on phones either
-        runKeys,
-        EditorView.contentAttributes.of({ "aria-label": `Code of cell ${this.index + 1}` }),
-        EditorView.updateListener.of((update) => {
-          if (update.docChanged) this.persist();
-        }),
-      ],
+    this.editorReady ||= loadEditor().then(({ createEditor }) => {
+      this.editor = createEditor({
+        doc: this.saved !== null ? this.saved : this.original,
+        parent: this.mount,
+        label: `Code of cell ${this.index + 1}`,
+        onRun: () => this.run(),
+        onRunNext: () => (this.run(), focusCell(this.index + 1)),
+        onEscape: () => this.runButton.focus(),
+        onChange: () => this.persist(),
+      });
+      if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
+      return this.editor;
     });
-    if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
-    return this.editor;
+    return this.editorReady;
   }
 
   get code() {
@@ -346,7 +301,7 @@ function renderBundle(box, data) {
 
 function focusCell(index) {
   const cell = runtime.cells[index];
-  if (cell) cell.ensureEditor().focus();
+  if (cell) cell.ensureEditor().then((view) => view.focus());
 }
 
 // ---------------------------------------------------------------- running ---

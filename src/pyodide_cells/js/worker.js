@@ -50,17 +50,20 @@ async function fetchBytes(url, what) {
 /* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
-const RUNNER_URL = new URL("runner.py", HERE).href;
+// The runner and the wheel carry the snapshot key as their version (?v=): a
+// second visit takes them from the HTTP cache without asking the server.
+const VERSION = typeof SNAPSHOT_KEY === "string" && SNAPSHOT_KEY ? `?v=${SNAPSHOT_KEY}` : "";
+const RUNNER_URL = new URL(`runner.py${VERSION}`, HERE).href;
 // The standard library with bytecode for start-up's modules (precompile_bytecode.mjs):
 // without it, CPython compiles some 145 modules from source while it starts.
 // Their sources are files beside it, fetched one by one when asked for.
 const STDLIB_URL = typeof STDLIB_ZIP === "string" && STDLIB_ZIP ? new URL(`../pyodide/${STDLIB_ZIP}`, HERE).href : undefined;
 const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
-const WHEEL_URL = typeof LABS_WHEEL === "string" && LABS_WHEEL ? new URL(`../wheels/${LABS_WHEEL}`, HERE).href : "";
+const WHEEL_URL = typeof LABS_WHEEL === "string" && LABS_WHEEL ? new URL(`../wheels/${LABS_WHEEL}${VERSION}`, HERE).href : "";
 // The labs modules' bytecode (labs/__pycache__/*.pyc), unpacked over the wheel:
 // a lab's first cell imports its module without compiling it.
 const LABS_BYTECODE_URL =
-  typeof LABS_BYTECODE === "string" && LABS_BYTECODE ? new URL(`../wheels/${LABS_BYTECODE}`, HERE).href : "";
+  typeof LABS_BYTECODE === "string" && LABS_BYTECODE ? new URL(`../wheels/${LABS_BYTECODE}${VERSION}`, HERE).href : "";
 // One file at the top of OPFS, named after this site's folder and the key: each
 // copy of the guide on an origin keeps its own, and opening it takes only three
 // round trips to the browser (20-60 ms each on a busy 2-core machine).

@@ -1,0 +1,79 @@
+// The cell editor: CodeMirror 6, set up for short notebook cells.
+//
+// cells.js imports this module only when a cell needs its editor (it comes
+// near the screen once Python has started, or the learner clicks the code):
+// CodeMirror is most of the page's script, and parsing it while the worker
+// boots Python competes with it for the CPU. esbuild writes it as a chunk of
+// its own (assets.bundle_js).
+
+import {
+  EditorView, keymap, lineNumbers, highlightActiveLineGutter, highlightSpecialChars, drawSelection,
+  dropCursor, highlightActiveLine,
+} from "@codemirror/view";
+import { EditorState, Prec } from "@codemirror/state";
+import { history, defaultKeymap, historyKeymap } from "@codemirror/commands";
+import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { python } from "@codemirror/lang-python";
+import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
+import { tags as t } from "@lezer/highlight";
+
+// Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
+// in Furo's light and dark themes; CodeMirror's default style does not.
+const highlightStyle = HighlightStyle.define([
+  { tag: [t.keyword, t.self, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: "var(--pc-hl-keyword)" },
+  { tag: [t.string, t.special(t.string), t.docString], color: "var(--pc-hl-string)" },
+  { tag: [t.comment, t.lineComment], color: "var(--pc-hl-comment)", fontStyle: "italic" },
+  { tag: [t.number, t.bool, t.null, t.atom], color: "var(--pc-hl-number)" },
+  { tag: [t.function(t.variableName), t.function(t.propertyName), t.function(t.definition(t.variableName))], color: "var(--pc-hl-function)" },
+  { tag: [t.className, t.typeName, t.definition(t.className)], color: "var(--pc-hl-class)" },
+  { tag: [t.operator, t.punctuation, t.bracket], color: "var(--pc-hl-operator)" },
+  { tag: [t.variableName, t.propertyName, t.definition(t.variableName)], color: "var(--pc-hl-name)" },
+]);
+// CodeMirror's basicSetup without what a short notebook cell does not need and
+// the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
+// word completion, the lint and fold gutters.
+const editorSetup = [
+  lineNumbers(),
+  highlightActiveLineGutter(),
+  highlightSpecialChars(),
+  history(),
+  drawSelection(),
+  dropCursor(),
+  EditorState.allowMultipleSelections.of(true),
+  indentOnInput(),
+  bracketMatching(),
+  closeBrackets(),
+  highlightActiveLine(),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap]),
+];
+
+/**
+ * An editor for one cell, appended to `parent`.
+ * `label` names it for screen readers; `onRun` (Ctrl/Cmd+Enter), `onRunNext`
+ * (Shift+Enter), `onEscape` and `onChange` (the text changed) are the cell's.
+ * Returns CodeMirror's EditorView.
+ */
+export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, onChange }) {
+  const cellKeys = Prec.highest(
+    keymap.of([
+      { key: "Mod-Enter", run: () => (onRun(), true) },
+      { key: "Shift-Enter", run: () => (onRunNext(), true) },
+      { key: "Escape", run: () => (onEscape(), true) },
+    ]),
+  );
+  return new EditorView({
+    doc,
+    parent,
+    extensions: [
+      editorSetup,
+      python(),
+      Prec.high(syntaxHighlighting(highlightStyle)),
+      EditorView.lineWrapping, // no sideways scrolling, on phones either
+      cellKeys,
+      EditorView.contentAttributes.of({ "aria-label": label }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) onChange();
+      }),
+    ],
+  });
+}

@@ -1,0 +1,71 @@
+"""A second visit takes every file but the page itself from the browser's HTTP cache.
+
+Each file the page, the worker or Pyodide asks for carries its version in its
+URL (Sphinx's ``?v=`` checksums, the runtime's own for the worker, the runner
+and the wheel, content hashes in file names), and the guide's server lets
+browsers keep such URLs without asking again (pyodide_cells.serve).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+import pytest
+
+from pyodide_cells.serve import make_server
+from tests.browser.test_micrograd_page import READY, TIMEOUT
+
+pytestmark = pytest.mark.browser
+
+# The first cell's editor, made now: CodeMirror's chunk is loaded (editor.js).
+MAKE_AN_EDITOR = "window.pyodideCells.runtime.cells[0].ensureEditor().then((view) => view.dom.isConnected)"
+
+
+@pytest.fixture
+def spied_server(site_dir):
+    """A server of its own (a fresh origin: nothing cached yet) that records (path, status) it answered."""
+    server = make_server(site_dir, port=0, quiet=True)
+    answered: list[tuple[str, int]] = []
+    handler = server.RequestHandlerClass
+
+    class Spy(handler.func):
+        def send_response(self, code, message=None):
+            answered.append((self.path, int(code)))
+            super().send_response(code, message)
+
+    server.RequestHandlerClass = functools.partial(Spy, *handler.args, **handler.keywords)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", answered
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_second_visit_asks_the_server_for_the_page_only(browser, spied_server):
+    base, answered = spied_server
+    # Not routed like the other tests' pages: routing turns Playwright's HTTP cache off.
+    context = browser.new_context()
+    foreign = []
+    context.on("request", lambda r: r.url.startswith(base) or r.url.startswith(("data:", "blob:")) or foreign.append(r.url))
+    try:
+        first = context.new_page()
+        first.goto(f"{base}/micrograd.html")
+        first.wait_for_function(READY, timeout=TIMEOUT)
+        first.evaluate(MAKE_AN_EDITOR)
+        first.close()
+        cold = {path for path, _ in answered}
+        assert any(p.startswith("/_static/pyodide_cells/worker.js?v=") for p in cold)
+        assert any(p.startswith("/_static/pyodide_cells/chunks/editor-") for p in cold)
+        assert any(p.startswith("/_static/wheels/") and "?v=" in p for p in cold)
+        answered.clear()
+        second = context.new_page()
+        second.goto(f"{base}/micrograd.html")
+        second.wait_for_function(READY, timeout=TIMEOUT)
+        second.evaluate(MAKE_AN_EDITOR)
+        second.wait_for_timeout(500)
+        assert ("/micrograd.html", 304) in answered
+        # The favicon's link carries no version (Sphinx writes it); nothing else reaches the server.
+        assert {path for path, _ in answered} <= {"/micrograd.html", "/_static/favicon.svg"}, answered
+        assert foreign == []
+    finally:
+        context.close()
