@@ -8,6 +8,7 @@ test fails if there was one.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -59,6 +60,30 @@ def base_url(site_dir) -> str:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def own_server(site_dir):
+    """Serve the site again, with a request handler of the test's own, on a new
+    port (a fresh origin: nothing of it cached). Yields ``start(customize)``:
+    ``customize`` takes the guide's handler class and returns a subclass;
+    ``start`` returns the new server's base URL."""
+    from pyodide_cells.serve import make_server
+
+    servers = []
+
+    def start(customize) -> str:
+        server = make_server(site_dir, port=0, quiet=True)
+        handler = server.RequestHandlerClass  # functools.partial(SiteHandler, directory=...)
+        server.RequestHandlerClass = functools.partial(customize(handler.func), *handler.args, **handler.keywords)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture(scope="session")

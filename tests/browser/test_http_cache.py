@@ -8,12 +8,8 @@ browsers keep such URLs without asking again (pyodide_cells.serve).
 
 from __future__ import annotations
 
-import functools
-import threading
-
 import pytest
 
-from pyodide_cells.serve import make_server
 from tests.browser.test_micrograd_page import READY, TIMEOUT
 
 pytestmark = pytest.mark.browser
@@ -23,22 +19,19 @@ MAKE_AN_EDITOR = "window.pyodideCells.runtime.cells[0].ensureEditor().then((view
 
 
 @pytest.fixture
-def spied_server(site_dir):
-    """A server of its own (a fresh origin: nothing cached yet) that records (path, status) it answered."""
-    server = make_server(site_dir, port=0, quiet=True)
+def spied_server(own_server):
+    """A server of its own (nothing cached yet) that records each (path, status) it answered."""
     answered: list[tuple[str, int]] = []
-    handler = server.RequestHandlerClass
 
-    class Spy(handler.func):
-        def send_response(self, code, message=None):
-            answered.append((self.path, int(code)))
-            super().send_response(code, message)
+    def spy(handler):
+        class Spy(handler):
+            def send_response(self, code, message=None):
+                answered.append((self.path, int(code)))
+                super().send_response(code, message)
 
-    server.RequestHandlerClass = functools.partial(Spy, *handler.args, **handler.keywords)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", answered
-    server.shutdown()
-    server.server_close()
+        return Spy
+
+    return own_server(spy), answered
 
 
 def test_a_second_visit_asks_the_server_for_the_page_only(browser, spied_server):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,42 @@ def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page
     text = page.evaluate("window.pyodideCells.runtime.cells[1].code")
     first, rest = text.split("\n", 1)
     assert "ZZZ" not in first and "ZZZ" in rest
+
+
+def slow_editor(handler, seconds=1.5):
+    """A handler that answers for CodeMirror's chunk after ``seconds``, like a slow network."""
+
+    class Slow(handler):
+        def send_head(self):
+            if "/chunks/editor-" in self.path:
+                time.sleep(seconds)
+            return super().send_head()
+
+    return Slow
+
+
+def test_keys_typed_while_codemirror_loads_are_not_lost(page, own_server):
+    page.goto(f"{own_server(slow_editor)}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("window.pyodideCells.runtime.cells[1].editor") is None
+    code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
+    code.locator("span").filter(has_text="unchecked").first.click()  # line 7: CodeMirror is on its way
+    page.keyboard.type("ZZ Y")
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Enter")
+    page.keyboard.type("#")
+    assert page.evaluate("window.pyodideCells.runtime.cells[1].editor") is None  # still loading
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code.includes('ZZ ')", timeout=TIMEOUT)
+    text = page.evaluate("window.pyodideCells.runtime.cells[1].code")
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original")
+    lines, before = text.split("\n"), original.split("\n")
+    edited = next(i for i, line in enumerate(lines) if "ZZ " in line)
+    assert edited > 0 and "unc" in before[edited]  # the line clicked, not the first
+    prefix = lines[edited][: lines[edited].index("ZZ ")]
+    assert lines[edited] == prefix + "ZZ "  # typed at the spot clicked; Backspace took the Y
+    rest = lines[edited + 1].lstrip()
+    assert rest.startswith("#") and prefix + rest[1:] == before[edited]  # Enter split the line there
+    assert len(lines) == len(before) + 1
 
 
 def test_an_interpreter_abort_restarts_python(page, base_url):

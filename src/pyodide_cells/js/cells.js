@@ -14,7 +14,52 @@ const MAX_OUTPUT_CHARS = 200_000; // per cell and run: more would only freeze th
 
 // CodeMirror comes in its own chunk, when the first editor is made (editor.js).
 let editorModule = null;
-const loadEditor = () => (editorModule ||= import("./editor.js"));
+function loadEditor() {
+  editorModule ||= import("./editor.js").catch((err) => {
+    editorModule = null; // the next use tries again
+    throw err;
+  });
+  return editorModule;
+}
+
+// Where in `element`'s text the point (x, y) falls, as a character offset; null
+// when it falls outside it.
+function offsetInText(element, x, y) {
+  let node = null;
+  let offset = 0;
+  if (document.caretPositionFromPoint) {
+    const caret = document.caretPositionFromPoint(x, y);
+    if (caret) ({ offsetNode: node, offset } = caret);
+  } else if (document.caretRangeFromPoint) {
+    const range = document.caretRangeFromPoint(x, y);
+    if (range) ({ startContainer: node, startOffset: offset } = range);
+  }
+  if (!node || !element.contains(node)) return null;
+  const before = document.createRange();
+  before.setStart(element, 0);
+  before.setEnd(node, offset);
+  return before.toString().length;
+}
+
+// Keys pressed from a click on a cell's code until its editor is there (its
+// first use may have to load CodeMirror): held back from the page, then typed
+// into the editor, so nothing typed is lost. Call the returned function to
+// stop holding; it returns the keys.
+function holdKeys() {
+  const keys = [];
+  const hold = (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    if (event.key.length === 1 || event.key === "Enter" || event.key === "Backspace") {
+      keys.push(event.key);
+      event.preventDefault();
+    }
+  };
+  window.addEventListener("keydown", hold, true);
+  return () => {
+    window.removeEventListener("keydown", hold, true);
+    return keys;
+  };
+}
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
 const runtime = {
@@ -148,16 +193,24 @@ class Cell {
     // loads. Until then the highlighted code the page was built with shows.
     if (pre) {
       pre.title = "Click to edit";
+      pre.addEventListener("pointerdown", () => loadEditor().catch(() => {}), { once: true }); // a head start
       pre.addEventListener("click", async (event) => {
-        // The editor takes the code's place: put the cursor where the click was.
-        const view = await this.ensureEditor();
-        const pos = view.posAtCoords({ x: event.clientX, y: event.clientY });
+        // The editor takes the code's place: put the cursor where the click was,
+        // then type what was typed while CodeMirror loaded.
+        // The spot is taken now, in the code's text: by the time the editor is
+        // there, the page may have moved under the pointer.
+        const offset = offsetInText(pre, event.clientX, event.clientY);
+        const release = holdKeys();
+        const view = await this.ensureEditor().catch(() => null);
+        const keys = release();
+        if (!view) return; // ensureEditor said why on the cell
         view.focus();
-        if (pos != null) view.dispatch({ selection: { anchor: pos } });
+        if (offset != null) view.dispatch({ selection: { anchor: Math.min(offset, view.state.doc.length) } });
+        if (keys.length) (await loadEditor()).typeKeys(view, keys);
       });
     }
-    this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor()));
-    if (this.saved !== null || !pre) this.ensureEditor();
+    this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor().catch(() => {})));
+    if (this.saved !== null || !pre) this.ensureEditor().catch(() => {});
     if (this.saved !== null && this.saved !== this.original) {
       // Restored edits sit above the output of the original code: say so.
       this.output.classList.add("pc-stale");
@@ -166,9 +219,18 @@ class Cell {
     this.markEdited();
   }
 
-  // Resolves to the cell's CodeMirror view, made on first use.
+  // Resolves to the cell's CodeMirror view, made on first use. When CodeMirror
+  // cannot load (the site went offline before it was ever loaded), the cell
+  // says so, keeps showing its code, and the next use tries again.
   ensureEditor() {
-    this.editorReady ||= loadEditor().then(({ createEditor }) => {
+    this.editorReady ||= loadEditor().catch((err) => {
+      this.editorReady = null;
+      this.editorFailed = true;
+      this.statusText.textContent = "The editor could not load; check the connection, then click the code again.";
+      throw err;
+    }).then(({ createEditor }) => {
+      if (this.editorFailed) this.statusText.textContent = "";
+      this.editorFailed = false;
       this.editor = createEditor({
         doc: this.saved !== null ? this.saved : this.original,
         parent: this.mount,
@@ -301,7 +363,7 @@ function renderBundle(box, data) {
 
 function focusCell(index) {
   const cell = runtime.cells[index];
-  if (cell) cell.ensureEditor().then((view) => view.focus());
+  if (cell) cell.ensureEditor().then((view) => view.focus(), () => {});
 }
 
 // ---------------------------------------------------------------- running ---
@@ -568,11 +630,11 @@ function main() {
         if (!entry.isIntersecting) continue;
         io.unobserve(entry.target);
         const cell = runtime.cells.find((c) => c.root === entry.target);
-        if (cell) afterStartup(() => cell.ensureEditor());
+        if (cell) afterStartup(() => cell.ensureEditor().catch(() => {}));
       }
     }, { rootMargin: "300px" });
     for (const cell of runtime.cells) if (!cell.editor) io.observe(cell.root);
-  } else runtime.cells.forEach((c) => c.ensureEditor());
+  } else runtime.cells.forEach((c) => c.ensureEditor().catch(() => {}));
   upgradeGraphs(document);
   // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).
   for (const pre of document.querySelectorAll("div.highlight pre")) {

@@ -11,7 +11,9 @@ import {
   dropCursor, highlightActiveLine,
 } from "@codemirror/view";
 import { EditorState, Prec } from "@codemirror/state";
-import { history, defaultKeymap, historyKeymap } from "@codemirror/commands";
+import {
+  history, defaultKeymap, historyKeymap, insertNewlineAndIndent, deleteCharBackward,
+} from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
@@ -76,4 +78,17 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, o
       }),
     ],
   });
+}
+
+/**
+ * Types `keys` (KeyboardEvent.key values: one character, "Enter" or
+ * "Backspace") into `view` at its cursor, as if they were pressed there: the
+ * keys a learner typed after clicking the code, while this module loaded.
+ */
+export function typeKeys(view, keys) {
+  for (const key of keys) {
+    if (key === "Enter") insertNewlineAndIndent(view);
+    else if (key === "Backspace") deleteCharBackward(view);
+    else view.dispatch({ ...view.state.replaceSelection(key), userEvent: "input.type", scrollIntoView: true });
+  }
 }
