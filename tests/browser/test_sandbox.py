@@ -276,6 +276,25 @@ def test_keys_typed_while_codemirror_loads_are_not_lost(page, own_server):
     assert len(lines) == len(before) + 1
 
 
+def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_again(page, base_url):
+    page.route("**/chunks/editor-*.js", lambda route: route.abort())  # offline before it was ever loaded
+    page.goto(f"{base_url}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
+    code.click()
+    status = page.locator("div.cell.pc-live").nth(1).locator(".pc-cell-status")
+    page.wait_for_function(
+        "document.querySelectorAll('div.cell.pc-live')[1].querySelector('.pc-cell-status').textContent.includes('could not load')",
+        timeout=TIMEOUT,
+    )
+    assert code.is_visible()  # the code still shows
+    page.unroute("**/chunks/editor-*.js")
+    code.click()
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    assert status.text_content() == ""
+    assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()
+
+
 def test_an_interpreter_abort_restarts_python(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "import faulthandler\nfaulthandler._sigsegv()")
