@@ -235,6 +235,8 @@ def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page
     line = code.locator("span").filter(has_text="unchecked").first  # line 7, not the first
     line.click()
     page.keyboard.type("ZZZ")
+    # CodeMirror may still be loading: the keys go in once the editor is there.
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code.includes('ZZZ')", timeout=TIMEOUT)
     text = page.evaluate("window.pyodideCells.runtime.cells[1].code")
     first, rest = text.split("\n", 1)
     assert "ZZZ" not in first and "ZZZ" in rest
