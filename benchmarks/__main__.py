@@ -96,13 +96,18 @@ class Traffic:
             self.foreign += 1
 
     def finished(self, request) -> None:
-        """A response arrived: count what crossed the wire (0 when served from the cache)."""
+        """A response arrived: count what crossed the wire, and the files whose body did.
+
+        A response from the HTTP cache reports its headers but no body: it
+        counts no file (nor does a 304, whose body is the cached copy).
+        """
         response = request.response()
         sizes = request.sizes()
-        received = max(sizes["responseBodySize"], 0) + max(sizes["responseHeadersSize"], 0)
+        body = max(sizes["responseBodySize"], 0)
+        received = body + max(sizes["responseHeadersSize"], 0)
         self.requests += 1
         self.wire += received
-        if received == 0:
+        if body == 0:
             self.from_cache += 1
         elif response is not None and response.status == 200:
             path = self.site / urlsplit(request.url).path.lstrip("/")

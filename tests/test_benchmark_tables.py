@@ -73,3 +73,28 @@ def test_targets_table_says_which_targets_each_page_meets(tmp_path, monkeypatch)
     assert rows[0][0] == "page" and len(rows) == 2  # the floor has no row
     # 2500 / 2000 = 1.25 > 1.1; 2100 / 2000 = 1.05 > 0.5; 12.5 ms <= 20; +0.50 MB <= 1.5
     assert rows[1] == ["micrograd lab", "1.25 × ✗ missed", "1.05 × ✗ missed", "12.5 ms ✓ met", "+0.50 MB ✓ met"]
+
+
+class FakeRequest:
+    """What Traffic.finished reads of a Playwright request."""
+
+    def __init__(self, url, status, body, headers):
+        self.url, self._status, self._sizes = url, status, {"responseBodySize": body, "responseHeadersSize": headers}
+
+    def response(self):
+        return type("Response", (), {"status": self._status})()
+
+    def sizes(self):
+        return self._sizes
+
+
+def test_traffic_counts_files_only_when_their_body_crossed_the_wire(tmp_path):
+    (tmp_path / "a.js").write_bytes(b"x" * 1000)
+    (tmp_path / "b.wasm").write_bytes(b"y" * 5000)
+    traffic = bench.Traffic(tmp_path)
+    traffic.finished(FakeRequest("http://127.0.0.1:1/a.js", 200, 300, 200))  # gzip body over the wire
+    traffic.finished(FakeRequest("http://127.0.0.1:1/b.wasm", 200, 0, 180))  # from the HTTP cache
+    traffic.finished(FakeRequest("http://127.0.0.1:1/a.js?v=1", 304, 0, 150))  # revalidated
+    assert traffic.files == 1000
+    assert traffic.wire == 300 + 200 + 180 + 150
+    assert traffic.requests == 3 and traffic.from_cache == 2
