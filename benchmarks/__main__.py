@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from pyodide_cells.serve import make_server  # noqa: E402
-from tests.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the tests' Chromium, flags and all)
+from tests.chromium import CHROMIUM, launch  # noqa: E402  (the tests' Chromium, flags and all)
 
 GENERATED = ROOT / "docs" / "_generated"
 LAB_PAGES = {"micrograd lab": "micrograd.html", "online softmax lab": "online_softmax.html",
@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.CalledProcessError as exc:  # micrograd missing: say so, go on
         print(f"engines benchmark failed: {exc}", flush=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
+        browser = launch(p, args.chromium)
         data["browser"] = f"headless Chromium {browser.version}"
         print("pages …", flush=True)
         warm = browser.new_context()  # fill the server's gzip cache: not a browser cache

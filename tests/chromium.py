@@ -1,19 +1,11 @@
-"""How the tests and the benchmarks start Debian's headless Chromium."""
+"""How the tests and the benchmarks start Debian's headless Chromium: ``launch(playwright)``."""
 
 from __future__ import annotations
 
 import os
+import re
 
 CHROMIUM = os.environ.get("LAB_CHROMIUM", "/usr/bin/chromium")
-
-# Chromium 156 draws the omnibox's suggestion popup as a WebUI page
-# (chrome://omnibox-popup.top-chrome) and loads it, in a renderer of its own,
-# whenever it makes a window: Playwright makes one for every page it opens.
-# Measured here, that renderer took 0.5 s of CPU per page (0.3 s with only the
-# first of these features off, none with all three), on a 2-core machine while
-# the page under test loaded. A learner's browser pays it once per window, not
-# once per page visited, so the tests and benchmarks switch it off.
-NO_OMNIBOX_WEBUI = "--disable-features=WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup"
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -24,5 +16,42 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
     "--disable-sync",
-    NO_OMNIBOX_WEBUI,
 ]
+
+# Chromium 156 draws the omnibox's suggestion popup as a WebUI page
+# (chrome://omnibox-popup.top-chrome) and loads it, in a renderer of its own,
+# whenever it makes a window: Playwright makes one for every page it opens.
+# Measured here, that renderer took 0.5 s of CPU per page (0.3 s with only the
+# first of these features off, none with all three), on a 2-core machine while
+# the page under test loaded. A learner's browser pays it once per window, not
+# once per page visited, so the tests and benchmarks switch it off.
+NO_OMNIBOX_WEBUI = ["WebUIOmniboxPopup", "WebUIOmniboxFullPopup", "WebUIOmniboxAimPopup"]
+
+
+def disabled_features(command_line: str) -> list[str]:
+    """The features a Chromium command line disables. Chromium obeys only the
+    last ``--disable-features`` switch, so that is the one read."""
+    found = re.findall(r"--disable-features=(\S+)", command_line)
+    return [name for name in found[-1].split(",") if name] if found else []
+
+
+def launch(playwright, executable_path: str = CHROMIUM):
+    """Start headless Chromium with CHROMIUM_ARGS and the omnibox's WebUI off.
+
+    Playwright passes its own ``--disable-features`` list (features that would
+    reach the network or get in an automated browser's way); a second such
+    switch would replace it, not add to it. So a first, short launch reads the
+    list Playwright passes from chrome://version, and the browser is started
+    with one switch holding both.
+    """
+    probe = playwright.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
+    try:
+        page = probe.new_page()
+        page.goto("chrome://version")
+        theirs = disabled_features(page.inner_text("body"))
+    finally:
+        probe.close()
+    features = theirs + [name for name in NO_OMNIBOX_WEBUI if name not in theirs]
+    return playwright.chromium.launch(
+        executable_path=executable_path, args=[*CHROMIUM_ARGS, "--disable-features=" + ",".join(features)]
+    )

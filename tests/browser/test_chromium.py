@@ -1,0 +1,43 @@
+"""The Chromium the tests and benchmarks drive (tests/chromium.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS, NO_OMNIBOX_WEBUI, disabled_features, launch
+
+pytestmark = pytest.mark.browser
+
+
+def effective_disabled_features(browser) -> set[str]:
+    """What this Chromium says it runs with: chrome://version's "Command-line Variations"."""
+    page = browser.new_page()
+    try:
+        page.goto("chrome://version/?show-variations-cmd")
+        text = page.inner_text("body")
+    finally:
+        page.close()
+    found = re.search(r'--disable-features="([^"]*)"', text)
+    return set(found.group(1).split(",")) if found else set()
+
+
+def test_the_omnibox_webui_is_off_and_playwrights_own_switches_stay_off():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        plain = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        playwrights = effective_disabled_features(plain)
+        plain.close()
+        ours = launch(p)
+        effective = effective_disabled_features(ours)
+        ours.close()
+    assert {"HttpsUpgrades", "OptimizationHints"} & playwrights  # Playwright's list, as Chromium read it
+    assert playwrights | set(NO_OMNIBOX_WEBUI) <= effective
+
+
+def test_only_the_last_disable_features_switch_is_read():
+    line = "chromium --disable-features=A,B --headless --disable-features=C, --x=1"
+    assert disabled_features(line) == ["C"]
+    assert disabled_features("chromium --headless") == []
