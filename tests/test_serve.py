@@ -94,6 +94,16 @@ def test_a_versioned_url_is_kept_a_year_without_asking_again(site, path):
     assert response.headers["Cache-Control"] == YEAR_IMMUTABLE
 
 
+@pytest.mark.parametrize("path", ["/_static/chunks/editor-GONE2345.js", "/_static/missing.css?v=7bdb33bb", "/_static/pyodide/gone.js"])
+def test_a_missing_file_is_never_stored_even_at_a_versioned_url(site, path):
+    """A 404 seen during a rebuild must not outlive the file's return (it would, kept a year)."""
+    base, _ = site
+    with pytest.raises(urllib.error.HTTPError) as err:
+        get(base + path)
+    assert err.value.code == 404
+    assert err.value.headers["Cache-Control"] == "no-store"
+
+
 def test_the_same_file_without_its_version_revalidates(site):
     base, _ = site
     assert get(base + "/_static/app.css").headers["Cache-Control"] == "no-cache"
@@ -106,7 +116,9 @@ def test_the_same_file_without_its_version_revalidates(site):
         ("/_static/furo.css?v=7bdb33bb", True),
         ("/_static/pyodide_cells/worker.js?v=f983e2ea", True),
         ("/_static/wheels/ai_systems_labs-0.1.0-py3-none-any.whl?v=0123456789abcdef", True),
-        ("/page.html?x=1&v=2", True),
+        ("/_static/app.js?x=1&v=2", True),
+        ("/page.html?v=2", False),  # pages name the versions; they never carry one
+        ("/chunks/editor-AI747IJY.js", False),  # outside _static
         ("/_static/mystnb.11b39860a7a0cbfd473a3ad8a317855267ff0bd372690045ca344a6b62be495e.css", True),
         ("/_static/pyodide/python_stdlib-560db9cd8129.zip", True),
         ("/_static/pyodide_cells/chunks/editor-AI747IJY.js", True),

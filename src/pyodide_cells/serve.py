@@ -15,9 +15,9 @@ static host:
   a checksum of the file to its CSS and scripts, and the runtime one to the
   worker, the runner and the wheel) never changes, so browsers keep it a year
   without asking again (``immutable``); the Pyodide core, KaTeX and Graphviz
-  are versioned by path and cached for a day; everything else, the pages
-  first, revalidates (304 when unchanged). Each revalidation is a round trip
-  that a second visit would wait on;
+  folders are cached for a day; everything else, the pages first, revalidates
+  (304 when unchanged). Each revalidation is a round trip that a second visit
+  would wait on. Errors (a 404 during a rebuild) are never stored;
 - gzip for text and WebAssembly when the browser accepts it (the 10 MB
   pyodide.asm.wasm travels as about 3.2 MB); each file is compressed once per
   modification and kept in memory.
@@ -49,9 +49,10 @@ _VERSION = re.compile(r"[?&]v=[0-9A-Za-z]+(&|$)|([.-][0-9a-f]{12,}\.[a-z0-9]+|-[
 
 
 def is_versioned(url_path: str) -> bool:
-    """True when ``url_path`` names one version of a file: ``furo.css?v=7bdb33bb``,
-    ``labs-bytecode-560db9cd8129.zip``, ``editor-AI747IJY.js``."""
-    return bool(_VERSION.search(url_path))
+    """True when ``url_path`` names one version of a static file: ``/_static/furo.css?v=7bdb33bb``,
+    ``/_static/wheels/labs-bytecode-560db9cd8129.zip``, ``/_static/pyodide_cells/chunks/editor-AI747IJY.js``.
+    Pages are never versioned, whatever their query: they are what names the versions."""
+    return url_path.startswith("/_static/") and bool(_VERSION.search(url_path))
 
 
 _gzip_cache: dict[tuple[str, float], bytes] = {}
@@ -100,11 +101,20 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return io.BytesIO(body)
 
+    def send_response(self, code, message=None) -> None:
+        self.status = int(code)  # end_headers caches only what was found
+        super().send_response(code, message)
+
     def end_headers(self) -> None:
         self.send_header("Cross-Origin-Opener-Policy", "same-origin")
         self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        if is_versioned(self.path):
+        found = getattr(self, "status", 0) in (http.HTTPStatus.OK, http.HTTPStatus.NOT_MODIFIED)
+        if not found:
+            # A 404 kept for a year would outlive the file's coming back (a
+            # rebuild in progress, a deploy): errors are asked for again.
+            self.send_header("Cache-Control", "no-store")
+        elif is_versioned(self.path):
             self.send_header("Cache-Control", "public, max-age=31536000, immutable")
         elif self.path.startswith(LONG_CACHE):
             self.send_header("Cache-Control", "public, max-age=86400")
