@@ -254,3 +254,17 @@ def test_ci_runs_exactly_the_readmes_test_command():
     assert command == "python3 -m pip install nox && python3 -m nox -s tests"
     ci_lines = [l.strip() for l in (root / ".ci" / "run").read_text().splitlines()]
     assert command in ci_lines
+
+
+def test_every_page_is_written_again_when_the_runtime_changed():
+    from types import SimpleNamespace
+
+    from pyodide_cells.assets import pages_to_rewrite
+
+    app = SimpleNamespace(pyodide_cells_bundle="new")
+    env = SimpleNamespace(found_docs={"index", "micrograd", "runtime"}, pyodide_cells_bundle="old")
+    assert pages_to_rewrite(app, env, set(), {"runtime"}, set()) == ["index", "micrograd"]  # runtime: read anyway
+    assert env.pyodide_cells_bundle == "new"
+    assert pages_to_rewrite(app, env, set(), set(), set()) == []  # nothing changed since
+    first = SimpleNamespace(found_docs={"index"})
+    assert pages_to_rewrite(app, first, {"index"}, set(), set()) == []  # a first build writes every page

@@ -171,6 +171,22 @@ def on_builder_inited(app: Sphinx) -> None:
                                    static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode)
+    app.pyodide_cells_bundle = snapshot_key([ours / "cells.js", ours / "worker.js", ours / "cells.css"])
+
+
+def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Every page again when the runtime's files changed since the last build (``env-get-outdated``).
+
+    Pages name those files by version (``cells.js?v=…``, ``worker.js?v=…``), and
+    servers may keep a versioned URL forever: a page an incremental build did
+    not rewrite would name the old version of a file whose content changed.
+    """
+    bundle = getattr(app, "pyodide_cells_bundle", None)
+    before = getattr(env, "pyodide_cells_bundle", None)
+    env.pyodide_cells_bundle = bundle
+    if bundle is None or before is None or before == bundle:
+        return []
+    return sorted(env.found_docs - changed - added)
 
 
 def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, static: Path) -> Bytecode:
@@ -248,3 +264,4 @@ def snapshot_key(files: list[Path]) -> str:
 
 def setup(app: Sphinx) -> None:
     app.connect("builder-inited", on_builder_inited)
+    app.connect("env-get-outdated", pages_to_rewrite)

@@ -278,6 +278,61 @@ def test_keys_typed_while_codemirror_loads_are_not_lost(page, own_server):
     assert len(lines) == len(before) + 1
 
 
+def open_with_slow_editor(page, own_server, name="paged_attention"):
+    """A lab page whose CodeMirror chunk takes 1.5 s to arrive; Python ready."""
+    page.goto(f"{own_server(slow_editor)}/{name}.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    return page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
+
+
+def test_a_double_click_while_codemirror_loads_types_each_key_once(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    code.locator("span").filter(has_text="unchecked").first.dblclick()
+    page.keyboard.type("QQ")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    page.wait_for_timeout(200)
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original")
+    assert page.evaluate("window.pyodideCells.runtime.cells[1].code").count("Q") == original.count("Q") + 2
+
+
+def test_keys_go_where_the_learner_went_while_codemirror_loads(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    code.click()
+    page.keyboard.type("a")  # meant for the code
+    page.locator("input.sidebar-search").click()  # then off to the search box
+    page.keyboard.type("softmax")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    page.wait_for_timeout(200)
+    assert page.locator("input.sidebar-search").input_value() == "softmax"
+    assert page.evaluate("document.activeElement.classList.contains('sidebar-search')")  # not taken back
+    code_now = page.evaluate("window.pyodideCells.runtime.cells[1].code")
+    assert "softmax" not in code_now and len(code_now) == len(page.evaluate("window.pyodideCells.runtime.cells[1].original")) + 1
+
+
+def test_ctrl_enter_and_a_bracket_typed_while_codemirror_loads(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    code.locator("span").filter(has_text="would read slot").first.click()  # the last line
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("print(40 + 2")  # the editor closes the bracket, as when typing in it
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    wait_cell(page, 1)
+    assert "print(40 + 2)" in page.evaluate("window.pyodideCells.runtime.cells[1].code")
+    assert "42" in cell(page, 1).locator(".cell_output").inner_text()
+
+
+def test_a_saved_edit_shows_before_its_editor_exists(page, own_server):
+    base = own_server(slow_editor)
+    page.goto(f"{base}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    page.evaluate("window.pyodideCells.runtime.cells[1].ensureEditor()")
+    set_code(page, 1, "print('my edit')")
+    page.reload()
+    code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
+    assert code.inner_text().strip() == "print('my edit')"  # what Run would run, not the original
+
+
 def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_again(page, base_url):
     page.route("**/chunks/editor-*.js", lambda route: route.abort())  # offline before it was ever loaded
     page.goto(f"{base_url}/paged_attention.html")
@@ -291,7 +346,8 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     )
     assert code.is_visible()  # the code still shows
     page.unroute("**/chunks/editor-*.js")
-    code.click()
+    # A DOM click: the cell scrolled into view, so an editor may be on its way already.
+    code.dispatch_event("click")
     page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
     assert status.text_content() == ""
     assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()

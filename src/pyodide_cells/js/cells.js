@@ -41,24 +41,59 @@ function offsetInText(element, x, y) {
   return before.toString().length;
 }
 
-// Keys pressed from a click on a cell's code until its editor is there (its
+// What is typed from a click on a cell's code until its editor is there (its
 // first use may have to load CodeMirror): held back from the page, then typed
-// into the editor, so nothing typed is lost. Call the returned function to
-// stop holding; it returns the keys.
-function holdKeys() {
-  const keys = [];
-  const hold = (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
-    if (event.key.length === 1 || event.key === "Enter" || event.key === "Backspace") {
-      keys.push(event.key);
+// into the editor, so nothing typed is lost. Entries are {text} (characters,
+// a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
+// End) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
+// click going outside the cell ends the hold (`left`): keys then go where the
+// learner went, and the editor, when it comes, does not take the focus back.
+const HELD_KEYS = new Set(["Enter", "Backspace", "Delete", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"]);
+
+class KeyHold {
+  constructor(root, offset) {
+    this.root = root;
+    this.offset = offset; // where in the code the cursor goes (offsetInText), or null
+    this.entries = [];
+    this.left = false;
+    this.onKey = (event) => {
+      if (event.isComposing) return;
+      const mod = event.ctrlKey || event.metaKey;
+      let entry = null;
+      if (event.key === "Enter" && mod) entry = { run: "run" };
+      else if (event.key === "Enter" && event.shiftKey) entry = { run: "run-next" };
+      else if (mod || event.altKey) return; // Ctrl+V arrives as a paste event
+      else if (event.key.length === 1) entry = { text: event.key };
+      else if (HELD_KEYS.has(event.key)) entry = { key: event.key };
+      else if (event.key === "Tab" || event.key === "Escape") return this.leave(); // leaving the code
+      if (!entry) return;
+      this.entries.push(entry);
       event.preventDefault();
-    }
-  };
-  window.addEventListener("keydown", hold, true);
-  return () => {
-    window.removeEventListener("keydown", hold, true);
-    return keys;
-  };
+    };
+    this.onPaste = (event) => {
+      this.entries.push({ text: event.clipboardData ? event.clipboardData.getData("text/plain") : "" });
+      event.preventDefault();
+    };
+    this.onElsewhere = (event) => {
+      if (!this.root.contains(event.target)) this.leave();
+    };
+    window.addEventListener("keydown", this.onKey, true);
+    window.addEventListener("paste", this.onPaste, true);
+    window.addEventListener("focusin", this.onElsewhere, true);
+    window.addEventListener("pointerdown", this.onElsewhere, true);
+  }
+
+  leave() {
+    this.left = true;
+    this.stop();
+  }
+
+  stop() {
+    window.removeEventListener("keydown", this.onKey, true);
+    window.removeEventListener("paste", this.onPaste, true);
+    window.removeEventListener("focusin", this.onElsewhere, true);
+    window.removeEventListener("pointerdown", this.onElsewhere, true);
+  }
 }
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
 
@@ -200,23 +235,55 @@ class Cell {
         // The spot is taken now, in the code's text: by the time the editor is
         // there, the page may have moved under the pointer.
         const offset = offsetInText(pre, event.clientX, event.clientY);
-        const release = holdKeys();
+        if (this.hold) {
+          this.hold.offset = offset ?? this.hold.offset; // a second click (a double-click) while it loads
+          return;
+        }
+        const hold = (this.hold = new KeyHold(this.root, offset));
         const view = await this.ensureEditor().catch(() => null);
-        const keys = release();
-        if (!view) return; // ensureEditor said why on the cell
-        view.focus();
-        if (offset != null) view.dispatch({ selection: { anchor: Math.min(offset, view.state.doc.length) } });
-        if (keys.length) (await loadEditor()).typeKeys(view, keys);
+        this.hold = null;
+        hold.stop();
+        // Kept until an editor loads: the next click tries again (ensureEditor said why on the cell).
+        this.unapplied = [...(this.unapplied || []), ...hold.entries];
+        if (!view) return;
+        if (hold.offset != null) view.dispatch({ selection: { anchor: Math.min(hold.offset, view.state.doc.length) } });
+        if (!hold.left) view.focus();
+        const entries = this.unapplied;
+        this.unapplied = [];
+        await this.replay(view, entries);
       });
     }
     this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor().catch(() => {})));
     if (this.saved !== null || !pre) this.ensureEditor().catch(() => {});
     if (this.saved !== null && this.saved !== this.original) {
+      // Until the editor is there, the code shown is the code that runs.
+      if (pre) pre.textContent = this.saved;
       // Restored edits sit above the output of the original code: say so.
       this.output.classList.add("pc-stale");
       this.output.prepend(el("p", { class: "pc-stale-note", text: "This output is from the original code; run the cell to see what your edited code gives." }));
     }
     this.markEdited();
+  }
+
+  // Types what was held while the editor loaded (KeyHold) into it; a
+  // Shift+Enter among it runs this cell and goes on typing in the next one.
+  async replay(view, entries) {
+    if (!entries.length) return;
+    const { typeKeys } = await loadEditor();
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (!entry.run) {
+        typeKeys(view, [entry]);
+        continue;
+      }
+      this.run();
+      const next = entry.run === "run-next" && runtime.cells[this.index + 1];
+      if (next) {
+        const nextView = await next.ensureEditor();
+        nextView.focus();
+        return next.replay(nextView, entries.slice(i + 1));
+      }
+    }
   }
 
   // Resolves to the cell's CodeMirror view, made on first use. When CodeMirror
@@ -226,7 +293,7 @@ class Cell {
     this.editorReady ||= loadEditor().catch((err) => {
       this.editorReady = null;
       this.editorFailed = true;
-      this.statusText.textContent = "The editor could not load; check the connection, then click the code again.";
+      this.statusText.textContent = "The editor could not load; check the connection, then click the code again (what you typed is kept).";
       throw err;
     }).then(({ createEditor }) => {
       if (this.editorFailed) this.statusText.textContent = "";

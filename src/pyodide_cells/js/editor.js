@@ -12,9 +12,11 @@ import {
 } from "@codemirror/view";
 import { EditorState, Prec } from "@codemirror/state";
 import {
-  history, defaultKeymap, historyKeymap, insertNewlineAndIndent, deleteCharBackward,
+  history, defaultKeymap, historyKeymap, insertNewlineAndIndent, deleteCharBackward, deleteCharForward,
+  cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
+  cursorLineBoundaryForward,
 } from "@codemirror/commands";
-import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
+import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
@@ -80,15 +82,31 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, o
   });
 }
 
+const KEY_COMMANDS = {
+  Enter: insertNewlineAndIndent,
+  Backspace: deleteCharBackward,
+  Delete: deleteCharForward,
+  ArrowLeft: cursorCharLeft,
+  ArrowRight: cursorCharRight,
+  ArrowUp: cursorLineUp,
+  ArrowDown: cursorLineDown,
+  Home: cursorLineBoundaryBackward,
+  End: cursorLineBoundaryForward,
+};
+
 /**
- * Types `keys` (KeyboardEvent.key values: one character, "Enter" or
- * "Backspace") into `view` at its cursor, as if they were pressed there: the
- * keys a learner typed after clicking the code, while this module loaded.
+ * Types `entries` into `view` at its cursor, as if they were pressed there:
+ * what a learner typed after clicking the code, while this module loaded.
+ * An entry is {text} (a character, or pasted text) or {key} (a key of
+ * KEY_COMMANDS). A typed bracket or quote is closed as the editor would.
  */
-export function typeKeys(view, keys) {
-  for (const key of keys) {
-    if (key === "Enter") insertNewlineAndIndent(view);
-    else if (key === "Backspace") deleteCharBackward(view);
-    else view.dispatch({ ...view.state.replaceSelection(key), userEvent: "input.type", scrollIntoView: true });
+export function typeKeys(view, entries) {
+  for (const { text, key } of entries) {
+    if (key) {
+      KEY_COMMANDS[key]?.(view);
+      continue;
+    }
+    const bracket = text.length === 1 ? insertBracket(view.state, text) : null;
+    view.dispatch(bracket || { ...view.state.replaceSelection(text), userEvent: "input.type", scrollIntoView: true });
   }
 }
