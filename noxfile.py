@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import nox
@@ -63,10 +64,13 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def serve(session: nox.Session) -> None:
     """Build the site and serve it on http://127.0.0.1:8000 (pass a port: nox -s serve -- 8001)."""
+    port = session.posargs[0] if session.posargs else "8000"
+    with socket.socket() as probe:  # say so now, not after a minute of building
+        if probe.connect_ex(("127.0.0.1", int(port))) == 0:
+            session.error(f"port {port} is in use (another server?): pass another, e.g. nox -s serve -- {int(port) + 1}")
     _npm_ci(session)
     _install(session, "docs")
     _build_docs(session)
-    port = session.posargs[0] if session.posargs else "8000"
     session.run("python", "-m", "pyodide_cells.serve", str(SITE), "--port", port)
 
 

@@ -242,3 +242,20 @@ def test_a_repr_longer_than_the_pages_limit_is_cut_with_a_note(runner_module):
     assert shown == "'" + "b" * 199_999  # the repr's quote, then the first 199,999 b's
     assert note == "… output cut: 100,002 more characters not shown"  # 300,002 with both quotes
     assert runner_module.mime_bundle("b" * 10)["text/plain"] == "'" + "b" * 10 + "'"
+
+
+def test_rich_output_over_the_pages_limit_shows_its_text_form_with_a_note(runner_module):
+    class Huge:
+        def _repr_html_(self):
+            return "<b>x</b>" * 200_000  # 1.6 M characters of markup
+
+        def __repr__(self):
+            return "Huge()"
+
+    bundle = runner_module.mime_bundle(Huge())
+    assert list(bundle) == ["text/plain"]
+    assert bundle["text/plain"] == (
+        "Huge()\n… text/html output of 1,600,000 characters not shown: over the page's limit of 1,000,000"
+    )
+    small = type("Small", (), {"_repr_html_": lambda self: "<b>ok</b>"})()
+    assert runner_module.mime_bundle(small)["text/html"] == "<b>ok</b>"

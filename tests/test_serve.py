@@ -76,6 +76,15 @@ def test_refuses_a_folder_with_no_built_site(tmp_path):
         make_server(tmp_path, port=0)
 
 
+def test_a_port_in_use_is_a_clear_error(site, capsys):
+    from pyodide_cells.serve import main
+
+    base, root = site
+    port = int(base.rsplit(":", 1)[1])  # the fixture's server holds it
+    assert main([str(root), "--port", str(port)]) == 2
+    assert f"port {port} on 127.0.0.1 is in use" in capsys.readouterr().err
+
+
 YEAR_IMMUTABLE = "public, max-age=31536000, immutable"
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import email.utils
+import errno
 import functools
 import gzip
 import http.server
@@ -148,7 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    server = make_server(args.root, args.port, args.host)
+    try:
+        server = make_server(args.root, args.port, args.host)
+    except OSError as err:
+        if err.errno != errno.EADDRINUSE:
+            raise
+        print(f"error: port {args.port} on {args.host} is in use (another server?): "
+              f"pass another, e.g. --port {args.port + 1} (nox -s serve -- {args.port + 1})", file=sys.stderr)
+        return 2
     print(f"Serving {args.root} at http://{args.host}:{server.server_address[1]}/  (Ctrl+C stops)", flush=True)
     try:
         server.serve_forever()

@@ -353,6 +353,20 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()
 
 
+def test_output_reads_as_a_terminal_shows_it_progress_lines_and_colour_codes(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "\n".join([
+        "import sys, time",
+        "for i in range(3):",
+        "    print(f'\\r{i * 50}%', end='')",
+        "    sys.stdout.flush(); time.sleep(0.06)  # separate writes, as a progress bar makes",
+        "print('\\rdone')",
+        "print('\\x1b[31mred\\x1b[0m and plain')",
+        "print('abc\\rX')",
+    ]))
+    assert run_and_wait(page, 0) == "done\nred and plain\nXbc\n"
+
+
 def test_an_interpreter_abort_restarts_python(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "import faulthandler\nfaulthandler._sigsegv()")

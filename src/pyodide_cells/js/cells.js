@@ -41,6 +41,19 @@ function offsetInText(element, x, y) {
   return before.toString().length;
 }
 
+// Terminal escape sequences (colours, cursor moves): a cell's output drops them.
+const ANSI_ESCAPE = /\x1b\[[0-9;?]*[ -\/]*[@-~]/g;
+
+// Each line of `text` as a terminal leaves it: after a carriage return, what
+// follows overwrites the line from its start ("50%\r100%" shows "100%").
+function overwriteReturns(text) {
+  if (!text.includes("\r")) return text;
+  return text
+    .split("\n")
+    .map((line) => line.split("\r").reduce((shown, part) => part + shown.slice(part.length), ""))
+    .join("\n");
+}
+
 // What is typed from a click on a cell's code until its editor is there (its
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
@@ -372,17 +385,29 @@ class Cell {
     this.appendText(name, text);
   }
 
+  // Streams read as a terminal shows them: a carriage return (a progress bar)
+  // goes back to the start of its line, and terminal colour codes are dropped.
+  // Finished lines go into text nodes once; the unfinished last line is kept
+  // raw (`lastLine`) and redrawn, so a return in a later write still applies.
   appendText(name, text) {
-    if (this.lastStream && this.lastStream.dataset.name === name) {
-      this.lastStream.append(text);
-      return;
+    if (!(this.lastStream && this.lastStream.dataset.name === name)) {
+      const pre = el("pre");
+      const box = el("div", { class: `output stream pc-${name}` }, pre);
+      box.dataset.name = name;
+      this.output.append(box);
+      this.lastStream = pre;
+      pre.dataset.name = name;
+      this.lastLine = { raw: "", node: document.createTextNode("") };
+      pre.append(this.lastLine.node);
     }
-    const pre = el("pre", { text });
-    const box = el("div", { class: `output stream pc-${name}` }, pre);
-    box.dataset.name = name;
-    this.output.append(box);
-    this.lastStream = pre;
-    pre.dataset.name = name;
+    const pending = this.lastLine.raw + text.replace(ANSI_ESCAPE, "").replace(/\r\n/g, "\n");
+    const cut = pending.lastIndexOf("\n");
+    if (cut >= 0) {
+      const done = pending.slice(0, cut + 1);
+      this.lastStream.insertBefore(document.createTextNode(done.includes("\r") ? overwriteReturns(done) : done), this.lastLine.node);
+    }
+    this.lastLine.raw = pending.slice(cut + 1);
+    this.lastLine.node.data = overwriteReturns(this.lastLine.raw);
   }
 
   appendBundle(data, kind) {

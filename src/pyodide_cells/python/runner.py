@@ -45,6 +45,10 @@ MIME_ORDER = (
 # A repr longer than this is cut (a 40-million-character string froze the page
 # for 14 s): the same limit the page puts on a cell's printed output.
 MAX_PLAIN_CHARS = 200_000
+# Rich output (HTML, SVG, ...) cannot be cut without breaking its markup: over
+# this it is not shown, and its text form is (an 8 MB _repr_html_ froze the
+# page for 14 s). The labs' biggest pictures are far below it.
+MAX_RICH_CHARS = 1_000_000
 REPR_METHODS = {
     "text/html": "_repr_html_",
     "image/svg+xml": "_repr_svg_",
@@ -122,8 +126,12 @@ def mime_bundle(obj: Any) -> dict[str, str]:
             bundle["text/plain"] = f"<unprintable {type(obj).__name__}: {exc!r}>"
     text = bundle["text/plain"]
     if len(text) > MAX_PLAIN_CHARS:  # the page's limit for printed output too (cells.js)
-        bundle["text/plain"] = (f"{text[:MAX_PLAIN_CHARS]}\n… output cut: "
-                                f"{len(text) - MAX_PLAIN_CHARS:,} more characters not shown")
+        text = f"{text[:MAX_PLAIN_CHARS]}\n… output cut: {len(text) - MAX_PLAIN_CHARS:,} more characters not shown"
+    too_big = [mime for mime in bundle if mime != "text/plain" and len(bundle[mime]) > MAX_RICH_CHARS]
+    for mime in too_big:
+        text += (f"\n… {mime} output of {len(bundle.pop(mime)):,} characters not shown: "
+                 f"over the page's limit of {MAX_RICH_CHARS:,}")
+    bundle["text/plain"] = text
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
 
