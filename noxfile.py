@@ -65,6 +65,8 @@ def docs(session: nox.Session) -> None:
 def serve(session: nox.Session) -> None:
     """Build the site and serve it on http://127.0.0.1:8000 (pass a port: nox -s serve -- 8001)."""
     port = session.posargs[0] if session.posargs else "8000"
+    if not port.isdigit() or not 0 < int(port) <= 65535:
+        session.error(f"{port!r} is not a port number: nox -s serve -- 8001")
     with socket.socket() as probe:  # say so now, not after a minute of building
         if probe.connect_ex(("127.0.0.1", int(port))) == 0:
             session.error(f"port {port} is in use (another server?): pass another, e.g. nox -s serve -- {int(port) + 1}")

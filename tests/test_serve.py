@@ -142,3 +142,22 @@ def test_the_same_file_without_its_version_revalidates(site):
 )
 def test_what_counts_as_a_versioned_url(url, versioned):
     assert is_versioned(url) is versioned
+
+
+@pytest.mark.parametrize("port", ["99999", "abc"])
+def test_a_bad_port_is_a_clear_error(site, port, capsys):
+    from pyodide_cells.serve import main
+
+    _, root = site
+    with pytest.raises(SystemExit) as err:
+        main([str(root), "--port", port])
+    assert err.value.code == 2
+    assert "expected 0-65535" in capsys.readouterr().err
+
+
+def test_an_unknown_host_is_a_clear_error(site, capsys):
+    from pyodide_cells.serve import main
+
+    _, root = site
+    assert main([str(root), "--port", "0", "--host", "nosuchhost.invalid"]) == 2
+    assert "cannot serve on nosuchhost.invalid:0" in capsys.readouterr().err

@@ -171,7 +171,10 @@ def on_builder_inited(app: Sphinx) -> None:
                                    static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode)
-    app.pyodide_cells_bundle = snapshot_key([ours / "cells.js", ours / "worker.js", ours / "cells.css"])
+    # What pages name by version (or inline: boot.js): a change writes them all again.
+    app.pyodide_cells_bundle = snapshot_key(
+        [ours / "cells.js", ours / "worker.js", ours / "cells.css", static / "math.css", HERE / "js" / "boot.js"]
+    )
 
 
 def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:

@@ -143,19 +143,31 @@ def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", qui
     return server
 
 
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0-65535 (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (expected 0-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is out of range (expected 0-65535)")
+    return port
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default="build/html")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=port_number, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
     try:
         server = make_server(args.root, args.port, args.host)
     except OSError as err:
-        if err.errno != errno.EADDRINUSE:
-            raise
-        print(f"error: port {args.port} on {args.host} is in use (another server?): "
-              f"pass another, e.g. --port {args.port + 1} (nox -s serve -- {args.port + 1})", file=sys.stderr)
+        if err.errno == errno.EADDRINUSE:
+            print(f"error: port {args.port} on {args.host} is in use (another server?): "
+                  f"pass another, e.g. --port {args.port + 1} (nox -s serve -- {args.port + 1})", file=sys.stderr)
+        else:  # an unknown host name, an address this machine does not have
+            print(f"error: cannot serve on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
         return 2
     print(f"Serving {args.root} at http://{args.host}:{server.server_address[1]}/  (Ctrl+C stops)", flush=True)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_micrograd_page import (
-    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, open_lab, run_and_wait, set_code, start_running,
+    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, set_code, start_running,
     stop_and_read, wait_cell,
 )
 
@@ -205,6 +205,22 @@ def test_a_huge_value_is_cut_like_printed_output(page, base_url):
     assert page.evaluate("1 + 1") == 2
 
 
+def test_a_huge_traceback_and_too_much_rich_output_are_cut_too(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "raise ValueError('x' * 300_000)")
+    out = run_and_wait(page, 0)
+    assert "ValueError: xxxx" in out and "… traceback cut: " in out and len(out) < 201_000
+    set_code(page, 0, "\n".join([
+        "class Page:",
+        "    def _repr_html_(self): return '<i>' + 'y' * 900_000 + '</i>'",
+        "    def __repr__(self): return 'Page()'",
+        "for _ in range(3): display(Page())",
+    ]))
+    out = run_and_wait(page, 0)
+    assert "Page()\n… 900,007 characters of rich output not shown: this run's outputs passed 2,000,000" in out
+    assert cell(page, 0).locator(".cell_output i").count() == 2  # the first two are shown
+
+
 def test_restored_edits_say_the_output_is_from_the_original_code(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "print('edited')")
@@ -365,6 +381,72 @@ def test_output_reads_as_a_terminal_shows_it_progress_lines_and_colour_codes(pag
         "print('abc\\rX')",
     ]))
     assert run_and_wait(page, 0) == "done\nred and plain\nXbc\n"
+
+
+def test_keys_in_an_editor_do_not_turn_the_page_or_jump_to_search(page, base_url):
+    """Sphinx's page shortcuts (arrows turn pages, "/" searches) listen on the document."""
+    open_lab(page, base_url)
+    url = page.url
+    set_code(page, 0, "x = 7")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.type(" // 2")
+    page.wait_for_timeout(300)
+    assert page.url == url
+    assert page.evaluate("window.pyodideCells.runtime.cells[0].code") == "x = 7 // 2"
+    assert page.locator("input.sidebar-search").input_value() == ""
+
+
+def test_held_keys_do_not_turn_the_page_either(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    url = page.url
+    code.locator("span").filter(has_text="would read slot").first.click()
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.type(" // 2")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code.includes(' // 2')", timeout=TIMEOUT)
+    assert page.url == url and page.locator("input.sidebar-search").input_value() == ""
+
+
+def test_a_learner_who_went_elsewhere_keeps_the_focus_after_a_held_shift_enter(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    code.locator("span").filter(has_text="would read slot").first.click()
+    page.keyboard.press("Shift+Enter")  # runs cell 1 and would move on to cell 2
+    page.locator("input.sidebar-search").click()
+    page.keyboard.type("sof")
+    page.wait_for_function("window.pyodideCells.runtime.cells[2].editor !== null", timeout=TIMEOUT)
+    page.keyboard.type("tmax")
+    assert page.locator("input.sidebar-search").input_value() == "softmax"
+    assert page.evaluate("window.pyodideCells.runtime.cells[2].code === window.pyodideCells.runtime.cells[2].original")
+
+
+def test_coming_back_to_the_code_while_it_loads_holds_the_keys_again(page, own_server):
+    code = open_with_slow_editor(page, own_server)
+    code.locator("span").filter(has_text="would read slot").first.click()
+    page.locator("input.sidebar-search").click()
+    code.locator("span").filter(has_text="would read slot").first.click()
+    page.keyboard.type("kkk")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code.includes('kkk')", timeout=TIMEOUT)
+    assert page.locator("input.sidebar-search").input_value() == ""
+
+
+def test_a_long_progress_bar_is_one_line_and_not_cut(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, 0, "for i in range(60_000):\n    print(f'\\r{i}', end='')\nprint('\\rdone')")
+    # 400,000 characters written, one short line shown: "done" overwrites the
+    # first four characters of "59999", as a terminal shows it.
+    assert run_and_wait(page, 0) == "done9\n"
+
+
+def test_the_cursor_is_never_scrolled_under_the_status_bar(page, base_url):
+    open_lab(page, base_url)
+    editor(page, 0).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Control+Home")
+    page.wait_for_timeout(300)
+    first_line = cell(page, 0).locator(".cm-line").first.bounding_box()
+    bar = page.locator(".pc-runtime").bounding_box()
+    assert first_line["y"] >= bar["y"] + bar["height"]
 
 
 def test_an_interpreter_abort_restarts_python(page, base_url):

@@ -11,6 +11,7 @@ import { ChecksConsole } from "./checks.js";
 
 const CONFIG = window.PYODIDE_CELLS_CONFIG || {};
 const MAX_OUTPUT_CHARS = 200_000; // per cell and run: more would only freeze the page
+const MAX_RICH_CHARS = 2_000_000; // HTML, SVG... per cell and run (runner.py refuses one over 1,000,000)
 
 // CodeMirror comes in its own chunk, when the first editor is made (editor.js).
 let editorModule = null;
@@ -42,7 +43,7 @@ function offsetInText(element, x, y) {
 }
 
 // Terminal escape sequences (colours, cursor moves): a cell's output drops them.
-const ANSI_ESCAPE = /\x1b\[[0-9;?]*[ -\/]*[@-~]/g;
+const ANSI_ESCAPE = /\x1b(\[[0-9;?]*[ -\/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z])/g;
 
 // Each line of `text` as a terminal leaves it: after a carriage return, what
 // follows overwrites the line from its start ("50%\r100%" shows "100%").
@@ -71,17 +72,18 @@ class KeyHold {
     this.left = false;
     this.onKey = (event) => {
       if (event.isComposing) return;
-      const mod = event.ctrlKey || event.metaKey;
+      const shortcut = (event.ctrlKey && !event.altKey) || event.metaKey; // AltGr is Ctrl+Alt: it types
       let entry = null;
-      if (event.key === "Enter" && mod) entry = { run: "run" };
+      if (event.key === "Enter" && shortcut) entry = { run: "run" };
       else if (event.key === "Enter" && event.shiftKey) entry = { run: "run-next" };
-      else if (mod || event.altKey) return; // Ctrl+V arrives as a paste event
-      else if (event.key.length === 1) entry = { text: event.key };
-      else if (HELD_KEYS.has(event.key)) entry = { key: event.key };
+      else if (shortcut) return; // Ctrl+V arrives as a paste event
+      else if (event.key.length === 1) entry = { text: event.key }; // Option/AltGr characters too
+      else if (HELD_KEYS.has(event.key)) entry = { key: event.shiftKey && event.key !== "Enter" ? `Shift+${event.key}` : event.key };
       else if (event.key === "Tab" || event.key === "Escape") return this.leave(); // leaving the code
       if (!entry) return;
       this.entries.push(entry);
       event.preventDefault();
+      event.stopPropagation(); // the page's own shortcuts (arrows turn pages, "/" searches) must not see it
     };
     this.onPaste = (event) => {
       this.entries.push({ text: event.clipboardData ? event.clipboardData.getData("text/plain") : "" });
@@ -90,10 +92,23 @@ class KeyHold {
     this.onElsewhere = (event) => {
       if (!this.root.contains(event.target)) this.leave();
     };
+    this.listen();
+  }
+
+  listen() {
     window.addEventListener("keydown", this.onKey, true);
     window.addEventListener("paste", this.onPaste, true);
     window.addEventListener("focusin", this.onElsewhere, true);
     window.addEventListener("pointerdown", this.onElsewhere, true);
+  }
+
+  // A new click on the same code while the editor still loads: hold again, from there.
+  resume(offset) {
+    if (offset != null) this.offset = offset;
+    if (this.left) {
+      this.left = false;
+      this.listen();
+    }
   }
 
   leave() {
@@ -249,7 +264,7 @@ class Cell {
         // there, the page may have moved under the pointer.
         const offset = offsetInText(pre, event.clientX, event.clientY);
         if (this.hold) {
-          this.hold.offset = offset ?? this.hold.offset; // a second click (a double-click) while it loads
+          this.hold.resume(offset); // a second click (a double-click) while it loads
           return;
         }
         const hold = (this.hold = new KeyHold(this.root, offset));
@@ -263,7 +278,7 @@ class Cell {
         if (!hold.left) view.focus();
         const entries = this.unapplied;
         this.unapplied = [];
-        await this.replay(view, entries);
+        await this.replay(view, entries, !hold.left);
       });
     }
     this.runButton.addEventListener("focus", () => afterStartup(() => this.ensureEditor().catch(() => {})));
@@ -279,8 +294,9 @@ class Cell {
   }
 
   // Types what was held while the editor loaded (KeyHold) into it; a
-  // Shift+Enter among it runs this cell and goes on typing in the next one.
-  async replay(view, entries) {
+  // Shift+Enter among it runs this cell and goes on typing in the next one,
+  // which takes the focus only if the learner has not gone elsewhere (`focus`).
+  async replay(view, entries, focus) {
     if (!entries.length) return;
     const { typeKeys } = await loadEditor();
     for (let i = 0; i < entries.length; i++) {
@@ -293,8 +309,8 @@ class Cell {
       const next = entry.run === "run-next" && runtime.cells[this.index + 1];
       if (next) {
         const nextView = await next.ensureEditor();
-        nextView.focus();
-        return next.replay(nextView, entries.slice(i + 1));
+        if (focus) nextView.focus();
+        return next.replay(nextView, entries.slice(i + 1), focus);
       }
     }
   }
@@ -319,7 +335,11 @@ class Cell {
         onRunNext: () => (this.run(), focusCell(this.index + 1)),
         onEscape: () => this.runButton.focus(),
         onChange: () => this.persist(),
+        topMargin: () => (bar.root ? Math.max(0, bar.root.getBoundingClientRect().bottom) : 0),
       });
+      // Keys typed in the editor are the editor's: Sphinx's page shortcuts
+      // (arrows turn the page, "/" jumps to search) listen on the document.
+      this.mount.addEventListener("keydown", (event) => event.stopPropagation());
       if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
       return this.editor;
     });
@@ -364,6 +384,7 @@ class Cell {
     this.output.classList.remove("pc-stale");
     this.lastStream = null;
     this.streamChars = 0;
+    this.richChars = 0;
     this.truncated = null;
   }
 
@@ -371,7 +392,12 @@ class Cell {
     // Appending text nodes keeps long outputs linear (textContent += is quadratic),
     // and past MAX_OUTPUT_CHARS a cell's streams are cut with a note: the write
     // that crosses the limit shows up to it, and the note counts every character left out.
+    // Counted as shown: a progress bar that rewrites its line adds little.
     const room = MAX_OUTPUT_CHARS - (this.streamChars || 0);
+    if (!this.truncated && text.length <= room) {
+      this.streamChars = (this.streamChars || 0) + this.appendText(name, text);
+      return;
+    }
     this.streamChars = (this.streamChars || 0) + text.length;
     if (text.length > room) {
       if (room > 0) this.appendText(name, text.slice(0, room));
@@ -400,26 +426,48 @@ class Cell {
       this.lastLine = { raw: "", node: document.createTextNode("") };
       pre.append(this.lastLine.node);
     }
+    const shownBefore = this.lastLine.node.data.length;
     const pending = this.lastLine.raw + text.replace(ANSI_ESCAPE, "").replace(/\r\n/g, "\n");
     const cut = pending.lastIndexOf("\n");
+    let added = 0;
     if (cut >= 0) {
-      const done = pending.slice(0, cut + 1);
-      this.lastStream.insertBefore(document.createTextNode(done.includes("\r") ? overwriteReturns(done) : done), this.lastLine.node);
+      const done = overwriteReturns(pending.slice(0, cut + 1));
+      this.lastStream.insertBefore(document.createTextNode(done), this.lastLine.node);
+      added += done.length;
     }
-    this.lastLine.raw = pending.slice(cut + 1);
-    this.lastLine.node.data = overwriteReturns(this.lastLine.raw);
+    // Only the last carriage return's part still overwrites: what came before
+    // it is kept as shown, so a long progress bar stays one line's worth.
+    let raw = pending.slice(cut + 1);
+    const back = raw.lastIndexOf("\r");
+    if (back > 0) raw = `${overwriteReturns(raw.slice(0, back))}\r${raw.slice(back + 1)}`;
+    this.lastLine.raw = raw;
+    this.lastLine.node.data = overwriteReturns(raw);
+    return added + this.lastLine.node.data.length - (cut >= 0 ? 0 : shownBefore);
   }
 
   appendBundle(data, kind) {
     this.lastStream = null;
     const box = el("div", { class: `output pc-${kind}` });
     this.output.append(box);
+    // Rich output cannot be cut: past the cell's budget, its text form shows.
+    const rich = Object.entries(data).filter(([mime]) => mime !== "text/plain");
+    const size = rich.reduce((sum, [, value]) => sum + String(value).length, 0);
+    this.richChars = (this.richChars || 0) + size;
+    if (size && this.richChars > MAX_RICH_CHARS) {
+      const note = `\n… ${size.toLocaleString()} characters of rich output not shown: this run's outputs passed ${MAX_RICH_CHARS.toLocaleString()}`;
+      renderBundle(box, { "text/plain": String(data["text/plain"] || "").slice(0, MAX_OUTPUT_CHARS) + note });
+      return;
+    }
     renderBundle(box, data);
   }
 
   appendError(msg) {
     this.lastStream = null;
-    const pre = el("pre", { text: msg.traceback || `${msg.ename}: ${msg.evalue}` });
+    let text = msg.traceback || `${msg.ename}: ${msg.evalue}`;
+    if (text.length > MAX_OUTPUT_CHARS) {
+      text = `${text.slice(0, MAX_OUTPUT_CHARS)}\n… traceback cut: ${(text.length - MAX_OUTPUT_CHARS).toLocaleString()} more characters not shown`;
+    }
+    const pre = el("pre", { text });
     this.output.append(el("div", { class: "output traceback pc-error", role: "alert" }, pre));
   }
 

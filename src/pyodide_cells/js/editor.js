@@ -14,7 +14,8 @@ import { EditorState, Prec } from "@codemirror/state";
 import {
   history, defaultKeymap, historyKeymap, insertNewlineAndIndent, deleteCharBackward, deleteCharForward,
   cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
-  cursorLineBoundaryForward,
+  cursorLineBoundaryForward, selectCharLeft, selectCharRight, selectLineUp, selectLineDown,
+  selectLineBoundaryBackward, selectLineBoundaryForward,
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
@@ -54,10 +55,12 @@ const editorSetup = [
 /**
  * An editor for one cell, appended to `parent`.
  * `label` names it for screen readers; `onRun` (Ctrl/Cmd+Enter), `onRunNext`
- * (Shift+Enter), `onEscape` and `onChange` (the text changed) are the cell's.
+ * (Shift+Enter), `onEscape` and `onChange` (the text changed) are the cell's;
+ * `topMargin()` is how much of the window's top the page covers (its sticky
+ * bars), in CSS pixels: the cursor is never scrolled under it.
  * Returns CodeMirror's EditorView.
  */
-export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, onChange }) {
+export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, onChange, topMargin = () => 0 }) {
   const cellKeys = Prec.highest(
     keymap.of([
       { key: "Mod-Enter", run: () => (onRun(), true) },
@@ -75,6 +78,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, o
       EditorView.lineWrapping, // no sideways scrolling, on phones either
       cellKeys,
       EditorView.contentAttributes.of({ "aria-label": label }),
+      EditorView.scrollMargins.of(() => ({ top: topMargin() + 8 })),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) onChange();
       }),
@@ -92,6 +96,14 @@ const KEY_COMMANDS = {
   ArrowDown: cursorLineDown,
   Home: cursorLineBoundaryBackward,
   End: cursorLineBoundaryForward,
+  "Shift+ArrowLeft": selectCharLeft,
+  "Shift+ArrowRight": selectCharRight,
+  "Shift+ArrowUp": selectLineUp,
+  "Shift+ArrowDown": selectLineDown,
+  "Shift+Home": selectLineBoundaryBackward,
+  "Shift+End": selectLineBoundaryForward,
+  "Shift+Backspace": deleteCharBackward,
+  "Shift+Delete": deleteCharForward,
 };
 
 /**
