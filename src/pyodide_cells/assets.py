@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -171,10 +172,22 @@ def on_builder_inited(app: Sphinx) -> None:
                                    static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode)
+    app.pyodide_cells_worker = versioned(static, "pyodide_cells/worker.js")
     # What pages name by version (or inline: boot.js): a change writes them all again.
     app.pyodide_cells_bundle = snapshot_key(
         [ours / "cells.js", ours / "worker.js", ours / "cells.css", static / "math.css", HERE / "js" / "boot.js"]
     )
+
+
+def versioned(static: Path, path: str) -> str:
+    """``path`` (under ``_static/``) with its version as a query: ``pyodide_cells/worker.js?v=1a2b3c4d``.
+
+    The version is the CRC-32 of the built file, as Sphinx gives its own CSS
+    and scripts: a server may keep such a URL forever (pyodide_cells.serve
+    does), and a rebuilt file gets a new URL.
+    Raises FileNotFoundError when the file was not built.
+    """
+    return f"{path}?v={zlib.crc32((static / path).read_bytes()):08x}"
 
 
 def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], removed: set[str]) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,6 @@ def has_code_cells(doctree: nodes.document | None) -> bool:
     return False
 
 
-def versioned(outdir: str | Path, static_path: str) -> str:
-    """``static_path`` with its version as a query: ``pyodide_cells/worker.js?v=1a2b3c4d``.
-
-    The version is the CRC-32 of the built file under ``_static/``, as Sphinx
-    gives its own CSS and scripts: a server may keep such a URL forever
-    (pyodide_cells.serve does), and a rebuilt file gets a new URL.
-    Raises FileNotFoundError when the file was not built.
-    """
-    data = (Path(outdir) / "_static" / static_path).read_bytes()
-    return f"{static_path}?v={zlib.crc32(data):08x}"
-
-
 def checks_use(app: Sphinx, pagename: str) -> list[str]:
     """The names a page's checks take from the learner (front matter ``lab.checks_use``)."""
     lab = app.env.metadata.get(pagename, {}).get("lab") or {}
@@ -52,7 +39,7 @@ def on_html_page_context(
     config = {
         "page": pagename,
         "checksUse": checks_use(app, pagename),
-        "worker": versioned(app.outdir, "pyodide_cells/worker.js"),
+        "worker": app.pyodide_cells_worker,  # assets.py: versioned once per build
     }
     # The config and the boot script go into <head>, right after the meta tags
     # (the themes put page scripts at the end of <body>): the worker's request

@@ -89,17 +89,15 @@ class KeyHold {
       this.entries.push({ text: event.clipboardData ? event.clipboardData.getData("text/plain") : "" });
       event.preventDefault();
     };
-    this.onElsewhere = (event) => {
+    const onElsewhere = (event) => {
       if (!this.root.contains(event.target)) this.leave();
     };
+    this.listeners = [["keydown", this.onKey], ["paste", this.onPaste], ["focusin", onElsewhere], ["pointerdown", onElsewhere]];
     this.listen();
   }
 
   listen() {
-    window.addEventListener("keydown", this.onKey, true);
-    window.addEventListener("paste", this.onPaste, true);
-    window.addEventListener("focusin", this.onElsewhere, true);
-    window.addEventListener("pointerdown", this.onElsewhere, true);
+    for (const [type, listener] of this.listeners) window.addEventListener(type, listener, true);
   }
 
   // A new click on the same code while the editor still loads: hold again, from there.
@@ -117,10 +115,7 @@ class KeyHold {
   }
 
   stop() {
-    window.removeEventListener("keydown", this.onKey, true);
-    window.removeEventListener("paste", this.onPaste, true);
-    window.removeEventListener("focusin", this.onElsewhere, true);
-    window.removeEventListener("pointerdown", this.onElsewhere, true);
+    for (const [type, listener] of this.listeners) window.removeEventListener(type, listener, true);
   }
 }
 const STORAGE_PREFIX = `pyodide-cells:v1:${location.pathname}:`;
@@ -247,6 +242,9 @@ class Cell {
     this.editedBadge = el("span", { class: "pc-edited", text: "edited", hidden: "" });
     const toolbar = el("div", { class: "pc-toolbar" }, this.counter, this.runButton, this.resetButton, this.editedBadge, this.statusText);
     this.mount = el("div", { class: "pc-editor" });
+    // Keys typed in the editor are the editor's: Sphinx's page shortcuts
+    // (arrows turn the page, "/" jumps to search) listen on the document.
+    this.mount.addEventListener("keydown", (event) => event.stopPropagation());
     input.before(toolbar);
     input.append(this.mount);
     this.root.classList.add("pc-live");
@@ -258,10 +256,9 @@ class Cell {
       pre.title = "Click to edit";
       pre.addEventListener("pointerdown", () => loadEditor().catch(() => {}), { once: true }); // a head start
       pre.addEventListener("click", async (event) => {
-        // The editor takes the code's place: put the cursor where the click was,
-        // then type what was typed while CodeMirror loaded.
-        // The spot is taken now, in the code's text: by the time the editor is
-        // there, the page may have moved under the pointer.
+        // The editor takes the code's place: the cursor goes where the click was
+        // (taken now, in the code's text: by the time the editor is there, the
+        // page may have moved under the pointer), then what was typed meanwhile.
         const offset = offsetInText(pre, event.clientX, event.clientY);
         if (this.hold) {
           this.hold.resume(offset); // a second click (a double-click) while it loads
@@ -337,9 +334,6 @@ class Cell {
         onChange: () => this.persist(),
         topMargin: () => (bar.root ? Math.max(0, bar.root.getBoundingClientRect().bottom) : 0),
       });
-      // Keys typed in the editor are the editor's: Sphinx's page shortcuts
-      // (arrows turn the page, "/" jumps to search) listen on the document.
-      this.mount.addEventListener("keydown", (event) => event.stopPropagation());
       if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
       return this.editor;
     });
@@ -399,16 +393,12 @@ class Cell {
       return;
     }
     this.streamChars = (this.streamChars || 0) + text.length;
-    if (text.length > room) {
-      if (room > 0) this.appendText(name, text.slice(0, room));
-      if (!this.truncated) {
-        this.truncated = el("p", { class: "pc-truncated", text: "" });
-        this.output.append(this.truncated);
-      }
-      this.truncated.textContent = `… output cut: ${(this.streamChars - MAX_OUTPUT_CHARS).toLocaleString()} more characters not shown`;
-      return;
+    if (room > 0) this.appendText(name, text.slice(0, room));
+    if (!this.truncated) {
+      this.truncated = el("p", { class: "pc-truncated", text: "" });
+      this.output.append(this.truncated);
     }
-    this.appendText(name, text);
+    this.truncated.textContent = `… output cut: ${(this.streamChars - MAX_OUTPUT_CHARS).toLocaleString()} more characters not shown`;
   }
 
   // Streams read as a terminal shows them: a carriage return (a progress bar)
