@@ -1,8 +1,10 @@
 """Sessions for building, serving, testing and benchmarking the lab guide.
 
     nox -s serve    build the site and serve it on http://127.0.0.1:8000
-    nox -s tests    every test: labs unit tests and doctests, page doctests,
-                    the docs build with -W, browser tests in headless Chromium
+    nox -s tests    lint first, then every test: labs unit tests and doctests,
+                    page doctests, the docs build with -W, browser tests in
+                    headless Chromium
+    nox -s lint     ruff on the Python, TypeScript's checker (tsc) on the JS
     nox -s docs     build the site into build/html only
     nox -s bench    benchmarks in headless Chromium (not part of the tests)
     nox -s torch    labs against PyTorch in float64 (optional: installs torch)
@@ -24,6 +26,9 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 SITE = ROOT / "build" / "html"
 TEST_SITE = ROOT / "build" / "test-html"  # not SITE: a running `nox -s serve` keeps its files
+LINT_PATHS = ["src", "tests", "benchmarks", "docs/conftest.py", "conf", "noxfile.py"]
+# The page script and the worker run in different globals (DOM, WebWorker): a config each.
+TSCONFIGS = [f"src/pyodide_cells/types/tsconfig.{name}.json" for name in ("page", "worker")]
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -40,9 +45,23 @@ def _npm_ci(session: nox.Session) -> None:
     session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
 
 
-def _install(session: nox.Session, group: str) -> None:
-    session.install(*nox.project.dependency_groups(PYPROJECT, group))
+def _install(session: nox.Session, *groups: str) -> None:
+    session.install(*nox.project.dependency_groups(PYPROJECT, *groups))
     session.install("-e", ".", "--no-deps")
+
+
+def _lint(session: nox.Session) -> None:
+    """ruff on the Python; tsc --noEmit on the JS (JSDoc types), one run per config in TSCONFIGS."""
+    session.run("ruff", "check", *LINT_PATHS)
+    tsc = str(ROOT / "node_modules" / ".bin" / "tsc")
+    failed = []
+    for config in TSCONFIGS:  # each one, so that one run shows every error
+        try:
+            session.run(tsc, "--noEmit", "-p", config, external=True)
+        except nox.command.CommandFailed:
+            failed.append(config)
+    if failed:
+        session.error(f"tsc found errors with {', '.join(failed)}")
 
 
 def _build_docs(session: nox.Session, outdir: Path = SITE) -> None:
@@ -77,10 +96,19 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session
-def tests(session: nox.Session) -> None:
-    """Run every test: unit, doctests (modules and pages), docs build, browser tests."""
+def lint(session: nox.Session) -> None:
+    """Lint: ruff check on the Python, tsc --noEmit on the JavaScript (page script and worker)."""
     _npm_ci(session)
-    _install(session, "test")
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    _lint(session)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the lint, then every test: unit, doctests (modules and pages), docs build, browser tests."""
+    _npm_ci(session)
+    _install(session, "test", "lint")
+    _lint(session)
     _build_docs(session, TEST_SITE)
     session.run(
         "pytest", *session.posargs,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -145,6 +144,7 @@ def _checked_page(browser, recorder, width, height):
     context.close()
     assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
     assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+    assert recorder.console_errors == [], f"errors in the page's console: {recorder.console_errors}"
 
 
 @pytest.fixture

@@ -95,6 +95,6 @@ def test_the_solution_is_the_starter_with_only_the_todo_bodies_changed():
 
     starter = exercise_code(read_page("micrograd.md")).splitlines()
     solution = micrograd_solution().splitlines()
-    removed = [l[1:].strip() for l in difflib.unified_diff(starter, solution, lineterm="", n=0)
-               if l.startswith("-") and not l.startswith("---")]
+    removed = [d[1:].strip() for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
+               if d.startswith("-") and not d.startswith("---")]
     assert all(line.startswith(("#", "pass")) for line in removed), removed

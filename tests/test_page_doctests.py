@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from labs.autograd import Value
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
 from conftest import checks_use  # noqa: E402  (docs/conftest.py)
 

@@ -252,7 +252,7 @@ def test_ci_runs_exactly_the_readmes_test_command():
     block = readme.split("**Run every test**", 1)[1].split("```bash\n", 1)[1].split("\n```", 1)[0]
     command = block.strip()
     assert command == "python3 -m pip install nox && python3 -m nox -s tests"
-    ci_lines = [l.strip() for l in (root / ".ci" / "run").read_text().splitlines()]
+    ci_lines = [line.strip() for line in (root / ".ci" / "run").read_text().splitlines()]
     assert command in ci_lines
 
 

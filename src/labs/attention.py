@@ -491,7 +491,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
     for r0 in range(0, n_q, block_q):
         rows = range(r0, min(r0 + block_q, n_q))
         m = [NEG_INF] * len(rows)  # (block_q,) running max
-        l = [0.0] * len(rows)  # (block_q,) running normalizer
+        l = [0.0] * len(rows)  # (block_q,) running normalizer  # noqa: E741 (the paper's l)
         acc = [[0.0] * d_v for _ in rows]  # (block_q, d_v) unnormalized output
         for c0 in range(0, n_k, block_k):
             cols = range(c0, min(c0 + block_k, n_k))

@@ -129,7 +129,7 @@ class BlockTableDiagram:
                f'font-size="11" fill="currentColor">',
                f'<title id="bt-title-{uid}">{_esc(self.title)}</title>',
                f'<desc id="bt-desc-{uid}">{_esc(self.description())}</desc>',
-               f'<text x="8" y="20" font-weight="600">Sequences (logical blocks)</text>',
+               '<text x="8" y="20" font-weight="600">Sequences (logical blocks)</text>',
                f'<text x="{pool_x}" y="20" font-weight="600">Physical blocks (B = {bs})</text>']
         for i, (seq_id, blocks, n) in enumerate(self.entries):
             y = top + i * ROW

@@ -39,6 +39,14 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 PYODIDE_VERSION = "0.26.2"
+# Everything the worker bundle is made from: a change in any of them is a new snapshot key.
+WORKER_SOURCES = (
+    HERE / "js" / "worker.js",
+    HERE / "js" / "protocol.js",
+    HERE / "js" / "snapshot.js",
+    HERE / "limits.json",
+    HERE / "python" / "worker_boot.py",
+)
 PYODIDE_FILES = (
     "pyodide.js",
     "pyodide.asm.js",
@@ -117,6 +125,7 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
         else:
             cmd.append(f"--outfile={outdir / entry}")
         if entry == "worker.js":
+            cmd.append("--loader:.py=text")  # the Python it runs while booting (python/worker_boot.py)
             cmd += [f"--define:{name}={json.dumps(value)}"
                     for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
                                                ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs))]
@@ -257,9 +266,9 @@ def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, sta
 def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:
     """What a start-up snapshot holds or depends on: the interpreter, its
     standard library zip (zipimport keeps offsets into it), the worker's
-    source, the runner, the wheel."""
+    sources (with the protocol and the Python it boots with), the runner, the wheel."""
     files = [static / "pyodide" / "pyodide.asm.wasm", static / "pyodide" / stdlib,
-             HERE / "js" / "worker.js", HERE / "python" / "runner.py"]
+             *WORKER_SOURCES, HERE / "python" / "runner.py"]
     return files + ([static / "wheels" / wheel] if wheel else [])
 
 

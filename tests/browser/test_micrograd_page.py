@@ -7,6 +7,7 @@ request to another host, and fails the test if there was one.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from labs.autograd import build_neuron
 from tests.pages import micrograd_solution
@@ -28,34 +29,70 @@ def cell(page, index):
 
 
 def editor(page, index):
-    """The cell's CodeMirror editor (made on demand: cells far down the page have none yet)."""
-    page.evaluate("i => window.pyodideCells.runtime.cells[i].ensureEditor()", index)
-    return cell(page, index).locator(".cm-content")
+    """The cell's CodeMirror editor, made the way a learner makes it: a click on the code."""
+    box = cell(page, index)
+    box.scroll_into_view_if_needed()
+    for _ in range(3):  # the editor may replace the code while we click on it
+        if box.locator(".cm-content").count():
+            break
+        try:
+            box.locator(".cell_input pre").first.click(timeout=3000)
+            break
+        except PlaywrightTimeout:
+            continue
+    box.locator(".cm-content").wait_for(timeout=TIMEOUT)
+    return box.locator(".cm-content")
 
 
 def set_code(page, index, code):
-    """Replace a cell's code the way a learner would: select all, type."""
+    """Replace a cell's code the way a learner pastes it: select all, paste."""
     editor(page, index).click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
     page.keyboard.insert_text(code)
 
 
-def wait_cell(page, index):
+def type_code(page, index, keys):
+    """Replace a cell's code by typing it key by key (the editor indents as it goes)."""
+    editor(page, index).click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.type(keys)
+
+
+def runs(page, index) -> int:
+    """How many runs of the cell have ended (the runtime's data-runs)."""
+    return int(cell(page, index).get_attribute("data-runs"))
+
+
+FINAL = ("done", "error", "interrupted", "cancelled")
+
+
+def wait_runs(page, index, count):
+    """Wait until the cell's ``count``-th run has ended."""
     page.wait_for_function(
-        "i => ['done', 'error'].includes(document.querySelectorAll('div.cell.pc-live')[i].dataset.state)",
+        "([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) >= n",
+        arg=[index, count], timeout=TIMEOUT,
+    )
+
+
+def wait_cell(page, index):
+    """Wait until the cell is not queued or running (its latest run, if any, has ended)."""
+    page.wait_for_function(
+        "i => !['queued', 'running'].includes(document.querySelectorAll('div.cell.pc-live')[i].dataset.state)",
         arg=index, timeout=TIMEOUT,
     )
 
 
 def run_and_wait(page, index, via="button"):
-    page.evaluate("i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state = 'stale'", index)
+    """Run the cell (its Run button, or Ctrl+Enter in its editor); return its output once the run ended."""
+    before = runs(page, index)
     if via == "button":
         cell(page, index).locator(".pc-run").click()
     else:
         editor(page, index).click()
         page.keyboard.press("Control+Enter")
-    wait_cell(page, index)
+    wait_runs(page, index, before + 1)
     return cell(page, index).locator(".cell_output").inner_text()
 
 
@@ -68,9 +105,10 @@ def start_running(page, index, code):
 
 def stop_and_read(page, index, after_ms):
     """Wait ``after_ms``, press the runtime bar's Stop; return the cell's output once it ends."""
+    before = runs(page, index)
     page.wait_for_timeout(after_ms)
     page.locator(".pc-runtime .pc-stop").click()
-    wait_cell(page, index)
+    wait_runs(page, index, before + 1)
     return cell(page, index).locator(".cell_output").inner_text()
 
 
@@ -85,10 +123,12 @@ def assert_stop_keeps_the_namespace(page, kept: str, after_ms: int) -> None:
 
 
 def check(page):
-    page.evaluate("document.querySelector('.pc-checks').dataset.state = 'stale'")
-    page.locator(".pc-checks .pc-run").click()
+    """Press Check my code; return {check name: status} once the checks' run ended."""
+    console = page.locator(".pc-checks")
+    before = int(console.get_attribute("data-runs"))
+    console.locator(".pc-run").click()
     page.wait_for_function(
-        "['passed', 'failed'].includes(document.querySelector('.pc-checks').dataset.state)", timeout=TIMEOUT
+        "n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT
     )
     items = page.locator(".pc-check")
     return {
@@ -174,8 +214,8 @@ def test_a_run_pressed_before_python_is_ready_is_queued(page, base_url):
     open_lab(page, base_url, wait_ready=False)
     cell(page, GRAPH).locator(".pc-run").click()  # runs the exercise first, then the graph
     assert page.evaluate("document.documentElement.dataset.pyodideState") != "ready"
-    wait_cell(page, GRAPH)
-    assert page.evaluate("window.pyodideCells.runtime.cells[0].ranInSession") is True
+    wait_runs(page, GRAPH, 1)
+    assert cell(page, EXERCISE).get_attribute("data-state") == "done" and runs(page, EXERCISE) == 1
     assert "10 nodes · 9 edges" in cell(page, GRAPH).locator("figcaption").inner_text()
 
 

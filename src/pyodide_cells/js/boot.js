@@ -1,8 +1,13 @@
+// @ts-check
 // Inlined at the top of every page that has cells (pages.py), before any other
 // script: start the Pyodide worker now, not after the page's scripts have been
-// parsed and run (about 0.8 s later on a lab page). cells.js adopts the worker,
-// replays the messages it sent in the meantime, and calls start() again for
-// every restart: this is the one place a worker is made.
+// parsed and run (about 0.8 s later on a lab page). kernel.js adopts the
+// worker, replays the messages it sent in the meantime, and calls start()
+// again for every restart: this is the one place a worker is made.
+//
+// The worker gets one message on the Worker itself (protocol.js `init`): a
+// MessagePort, over which everything else goes, and Stop's interrupt buffer.
+// Kept in plain ES5 and free of imports: it is inlined as it is.
 (function () {
   performance.mark("pyodide-cells:boot");
   var root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);
@@ -10,17 +15,16 @@
   var config = window.PYODIDE_CELLS_CONFIG || {};
 
   function start() {
-    var interrupt = window.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new Uint8Array(new SharedArrayBuffer(2)) : null;
-    // The worker starts loading Python by itself; it only waits for this
-    // message to learn Stop's buffer.
+    var isolated = window.crossOriginIsolated && typeof SharedArrayBuffer === "function";
+    var interrupt = isolated ? new Uint8Array(new SharedArrayBuffer(1)) : null; // protocol.INTERRUPT_BYTES
     // Versioned (?v=, pages.py): a second visit takes it from the HTTP cache unasked.
     var worker = new Worker(new URL(config.worker || "pyodide_cells/worker.js", stat));
-    worker.postMessage({ type: "init", interruptBuffer: interrupt ? interrupt.buffer : null });
-    return { worker: worker, interrupt: interrupt };
+    var channel = new MessageChannel();
+    var early = [];
+    channel.port1.onmessage = function (event) { early.push(event.data); };
+    worker.postMessage({ type: "init", port: channel.port2, interruptBuffer: interrupt ? interrupt.buffer : null }, [channel.port2]);
+    return { worker: worker, port: channel.port1, interrupt: interrupt, early: early };
   }
 
-  var first = start();
-  var early = [];
-  first.worker.onmessage = function (event) { early.push(event); };
-  window.PYODIDE_CELLS_BOOT = { start: start, first: first, early: early };
+  window.PYODIDE_CELLS_BOOT = { start: start, first: start() };
 })();

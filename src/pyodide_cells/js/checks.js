@@ -1,3 +1,4 @@
+// @ts-check
 // The assertion console: the page's doctest blocks, run against the learner's namespace.
 //
 // The blocks are the single source of the checks: the same text pytest runs in
@@ -6,10 +7,16 @@
 
 import { el } from "./util.js";
 
-/** Parse doctest text into examples: {source, want, name, description}. */
+/**
+ * Parse doctest text into examples.
+ * @param {string} text
+ * @returns {{source: string, want: string, name: string, description: string}[]}
+ */
 export function parseExamples(text) {
   const lines = text.split("\n");
+  /** @type {{source: string, want: string[]}[]} */
   const examples = [];
+  /** @type {{source: string, want: string[]} | null} */
   let current = null;
   for (const line of lines) {
     const stripped = line.trimStart();
@@ -37,7 +44,7 @@ export function parseExamples(text) {
   });
 }
 
-/** A traceback is long: "raises PageFault: t=48 ..." says what matters. */
+/** A traceback is long: "raises PageFault: t=48 ..." says what matters. @param {string} text */
 export function brief(text) {
   if (!text || !text.startsWith("Traceback (most recent call last):")) return text;
   const last = text.trim().split("\n").pop().trim();
@@ -46,17 +53,28 @@ export function brief(text) {
 
 const ICON = { pending: "○", passed: "✓", failed: "✗", running: "…" };
 
+/** @typedef {import("./scheduler.js").Run} Run @typedef {import("./protocol.js").CheckRecord} CheckRecord */
+
 export class ChecksConsole {
-  constructor(blocks, runChecks) {
-    this.blocks = blocks; // <pre> elements, in page order
-    this.runChecks = runChecks; // async (texts) => results
-    this.examples = blocks.flatMap((pre) => parseExamples(pre.textContent));
+  /**
+   * @param {HTMLElement[]} blocks  the page's doctest blocks (<pre>), in page order
+   * @param {{check: (texts: string[]) => Run, stop: () => void}} actions
+   */
+  constructor(blocks, actions) {
+    this.blocks = blocks;
+    this.actions = actions;
+    this.examples = blocks.flatMap((pre) => parseExamples(pre.textContent || ""));
+    /** @type {Run | null} the checks' run while it waits or runs */
+    this.run = null;
+    this.runs = 0;
     this.build();
   }
 
   build() {
     const checks = this.examples.filter((ex) => ex.want !== "");
-    this.button = el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick: () => this.check() });
+    // One button that is Stop while the checks wait or run: it keeps the focus
+    // (a button that disables itself drops it to the page).
+    this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick: () => (this.run ? this.actions.stop() : this.check()) }));
     this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet` });
     this.list = el("ol", { class: "pc-checks-list" });
     this.items = checks.map((ex, i) => {
@@ -81,7 +99,7 @@ export class ChecksConsole {
     this.warnings = el("div", { class: "pc-checks-warnings", role: "alert" });
     this.root = el(
       "section",
-      { class: "pc-checks", "data-state": "pending", "aria-label": "Assertion console" },
+      { class: "pc-checks", "data-state": "pending", "data-runs": "0", "aria-label": "Assertion console" },
       el("div", { class: "pc-checks-head" },
         el("strong", { text: "Assertion console" }),
         this.summary,
@@ -90,37 +108,56 @@ export class ChecksConsole {
       this.setupErrors,
       this.list,
     );
-    this.root.querySelector(".pc-checks-summary").setAttribute("aria-live", "polite");
-    this.blocks[0].closest("div.doctest-block").before(this.root);
+    this.summary.setAttribute("aria-live", "polite");
+    this.blocks[0].closest("div.doctest-block")?.before(this.root);
   }
 
+  /** Run the cells that have not run, then the checks; resolves when the checks' run ends. */
   async check() {
+    if (this.run) return this.run.ended;
+    const run = (this.run = this.actions.check(this.blocks.map((pre) => pre.textContent || "")));
     this.root.dataset.state = "running";
-    this.button.disabled = true;
     this.summary.textContent = "Running your cells, then the checks…";
     for (const item of this.items) this.setItem(item, "running", "");
-    let results;
-    try {
-      const answer = await this.runChecks(this.blocks.map((pre) => pre.textContent));
-      results = answer.results;
-      this.warnings.replaceChildren(...answer.warnings.map((w) => el("p", { text: `⚠ ${w}` })));
-    } catch (err) {
-      this.summary.textContent = `Could not run the checks: ${err.message || err}`;
-      this.root.dataset.state = "error";
-      this.button.disabled = false;
-      return;
+    this.setBusy(true);
+    await run.ended;
+    this.run = null;
+    this.setBusy(false);
+    this.runs += 1;
+    if (run.state === "done" && run.answer?.results) {
+      this.warnings.replaceChildren(...(run.answer.warnings || []).map((w) => el("p", { text: `⚠ ${w}` })));
+      this.show(run.answer.results);
+    } else {
+      for (const item of this.items) this.setItem(item, "pending", "");
+      const why = {
+        interrupted: "Stopped: the checks did not finish. Press Check my code to run them again.",
+        cancelled: `Not run: ${run.reason}. Press Check my code to run them.`,
+        error: `Could not run the checks: ${run.reason || "Python failed while running them"}.`,
+      }[run.state] || "The checks did not run.";
+      this.summary.textContent = why;
+      this.root.dataset.state = run.state === "error" ? "error" : "stopped";
     }
-    this.show(results);
-    this.button.disabled = false;
+    this.root.dataset.runs = String(this.runs);
+    return run;
   }
 
+  /** @param {boolean} busy */
+  setBusy(busy) {
+    this.button.textContent = busy ? "■ Stop" : "Check my code";
+    this.button.title = busy ? "Stop the checks (and the cells they wait for)" : "Run your cells, then the page's checks";
+    this.button.classList.toggle("pc-stop", busy);
+    this.button.setAttribute("aria-busy", busy ? "true" : "false");
+  }
+
+  /** @param {HTMLElement} item @param {string} status @param {string} detail */
   setItem(item, status, detail) {
     item.dataset.status = status;
-    item.querySelector(".pc-check-icon").textContent = ICON[status];
-    item.querySelector(".pc-check-status").textContent = `: ${status}`;
-    item.querySelector(".pc-check-detail").textContent = detail;
+    /** @type {HTMLElement} */ (item.querySelector(".pc-check-icon")).textContent = /** @type {any} */ (ICON)[status];
+    /** @type {HTMLElement} */ (item.querySelector(".pc-check-status")).textContent = `: ${status === "pending" ? "not run yet" : status}`;
+    /** @type {HTMLElement} */ (item.querySelector(".pc-check-detail")).textContent = detail;
   }
 
+  /** @param {CheckRecord[]} results */
   show(results) {
     const checks = results.filter((r) => !r.setup);
     const setupFailures = results.filter((r) => r.setup && r.status === "failed");

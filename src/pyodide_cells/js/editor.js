@@ -1,4 +1,5 @@
-// The cell editor: CodeMirror 6, set up for short notebook cells.
+// @ts-check
+// The cell editor: CodeMirror 6, set up for short notebook cells of Python.
 //
 // cells.js imports this module only when a cell needs its editor (it comes
 // near the screen once Python has started, or the learner clicks the code):
@@ -8,18 +9,19 @@
 
 import {
   EditorView, keymap, lineNumbers, highlightActiveLineGutter, highlightSpecialChars, drawSelection,
-  dropCursor, highlightActiveLine,
+  dropCursor, highlightActiveLine, Decoration, ViewPlugin,
 } from "@codemirror/view";
-import { EditorState, Prec } from "@codemirror/state";
+import { EditorState, Prec, RangeSetBuilder } from "@codemirror/state";
 import {
-  history, defaultKeymap, historyKeymap, insertNewlineAndIndent, deleteCharBackward, deleteCharForward,
+  history, defaultKeymap, historyKeymap, indentWithTab, indentMore, indentLess, insertNewlineAndIndent,
+  deleteCharBackward, deleteCharForward,
   cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
   cursorLineBoundaryForward, selectCharLeft, selectCharRight, selectLineUp, selectLineDown,
   selectLineBoundaryBackward, selectLineBoundaryForward,
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
-import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from "@codemirror/language";
+import { HighlightStyle, bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 
 // Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
@@ -34,10 +36,56 @@ const highlightStyle = HighlightStyle.define([
   { tag: [t.operator, t.punctuation, t.bracket], color: "var(--pc-hl-operator)" },
   { tag: [t.variableName, t.propertyName, t.definition(t.variableName)], color: "var(--pc-hl-name)" },
 ]);
+// Python indents by 4 spaces (PEP 8), as every Python editor does; CodeMirror's
+// default unit is 2, which made hand-typed code fail with IndentationError.
+const PYTHON_INDENT = "    ";
+
+// A wrapped line continues under its own indentation, not at column 0, so a
+// long line on a phone does not hide Python's block structure: each indented
+// line gets a hanging indent as wide as its leading whitespace.
+const hangingIndent = ViewPlugin.fromClass(
+  class {
+    /** @param {EditorView} view */
+    constructor(view) {
+      this.decorations = hangingIndents(view);
+    }
+
+    /** @param {import("@codemirror/view").ViewUpdate} update */
+    update(update) {
+      if (update.docChanged || update.viewportChanged) this.decorations = hangingIndents(update.view);
+    }
+  },
+  { decorations: (plugin) => plugin.decorations },
+);
+
+/** @param {EditorView} view */
+function hangingIndents(view) {
+  /** @type {RangeSetBuilder<Decoration>} */
+  const builder = new RangeSetBuilder();
+  const tabSize = view.state.tabSize;
+  for (const { from, to } of view.visibleRanges) {
+    for (let pos = from; pos <= to; ) {
+      const line = view.state.doc.lineAt(pos);
+      const lead = /^[ \t]*/.exec(line.text)[0];
+      const columns = lead.length + (tabSize - 1) * (lead.split("\t").length - 1);
+      if (columns && columns < line.text.length) {
+        const style = `padding-left: calc(${columns}ch + 6px); text-indent: -${columns}ch`;
+        builder.add(line.from, line.from, Decoration.line({ attributes: { style } }));
+      }
+      pos = line.to + 1;
+    }
+  }
+  return builder.finish();
+}
+
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
-// word completion, the lint and fold gutters.
+// word completion, the lint and fold gutters. Tab indents and Shift+Tab
+// dedents; Escape then Tab leaves the editor (CodeMirror's tab focus mode, its
+// documented accessible pattern), so Tab never traps the keyboard.
 const editorSetup = [
+  indentUnit.of(PYTHON_INDENT),
+  EditorState.tabSize.of(PYTHON_INDENT.length),
   lineNumbers(),
   highlightActiveLineGutter(),
   highlightSpecialChars(),
@@ -49,23 +97,25 @@ const editorSetup = [
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),
-  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap]),
+  keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
+  hangingIndent,
 ];
 
 /**
  * An editor for one cell, appended to `parent`.
  * `label` names it for screen readers; `onRun` (Ctrl/Cmd+Enter), `onRunNext`
- * (Shift+Enter), `onEscape` and `onChange` (the text changed) are the cell's;
+ * (Shift+Enter) and `onChange` (the text changed) are the cell's;
  * `topMargin()` is how much of the window's top the page covers (its sticky
  * bars), in CSS pixels: the cursor is never scrolled under it.
  * Returns CodeMirror's EditorView.
+ * @param {{doc: string, parent: HTMLElement, label: string, onRun: () => void, onRunNext: () => void,
+ *   onChange: () => void, topMargin?: () => number}} options
  */
-export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, onChange, topMargin = () => 0 }) {
+export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0 }) {
   const cellKeys = Prec.highest(
     keymap.of([
       { key: "Mod-Enter", run: () => (onRun(), true) },
       { key: "Shift-Enter", run: () => (onRunNext(), true) },
-      { key: "Escape", run: () => (onEscape(), true) },
     ]),
   );
   return new EditorView({
@@ -86,8 +136,11 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onEscape, o
   });
 }
 
+/** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
   Enter: insertNewlineAndIndent,
+  Tab: indentMore,
+  "Shift+Tab": indentLess,
   Backspace: deleteCharBackward,
   Delete: deleteCharForward,
   ArrowLeft: cursorCharLeft,
@@ -112,6 +165,10 @@ const KEY_COMMANDS = {
  * An entry is {text} (a character, or pasted text) or {key} (a key of
  * KEY_COMMANDS). A typed bracket or quote is closed as the editor would.
  */
+/**
+ * @param {EditorView} view
+ * @param {{text?: string, key?: string}[]} entries
+ */
 export function typeKeys(view, entries) {
   for (const { text, key } of entries) {
     if (key) {
@@ -121,4 +178,13 @@ export function typeKeys(view, entries) {
     const bracket = text.length === 1 ? insertBracket(view.state, text) : null;
     view.dispatch(bracket || { ...view.state.replaceSelection(text), userEvent: "input.type", scrollIntoView: true });
   }
+}
+
+/**
+ * Replace the editor's whole text with `text` (another tab's edit, Reset), as one undoable change.
+ * @param {EditorView} view
+ * @param {string} text
+ */
+export function replaceText(view, text) {
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: "input.replace" });
 }

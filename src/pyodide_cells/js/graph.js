@@ -1,3 +1,4 @@
+// @ts-check
 // Draw computation graphs (labs.graph_view.GraphView outputs) with Graphviz in WASM.
 //
 // A GraphView's HTML is a <figure class="lab-graph"> holding a node table and
@@ -8,6 +9,7 @@
 import { el, STATIC } from "./util.js";
 
 let vizPromise = null;
+/** Graphviz in WASM, loaded on first use. @returns {Promise<any>} */
 export function loadViz() {
   if (!vizPromise) {
     vizPromise = new Promise((resolve, reject) => {
@@ -27,6 +29,7 @@ const VIEWS = [
 ];
 let groupCounter = 0;
 
+/** @param {HTMLElement} figure @param {HTMLElement} frame @param {string} view @param {{value: number | "fit"}} zoom */
 function draw(figure, frame, view, zoom) {
   const dot = figure.dataset[`dot${view[0].toUpperCase()}${view.slice(1)}`];
   if (!dot) return;
@@ -49,6 +52,7 @@ function draw(figure, frame, view, zoom) {
     });
 }
 
+/** @param {HTMLElement} frame @param {number | "fit"} scale */
 function applyZoom(frame, scale) {
   const svg = frame.querySelector("svg");
   if (!svg) return;
@@ -61,11 +65,12 @@ function applyZoom(frame, scale) {
   }
 }
 
+/** @param {HTMLElement} figure */
 export function upgradeGraph(figure) {
   if (figure.dataset.upgraded || !figure.dataset.dotBoth) return;
   figure.dataset.upgraded = "1";
   const name = `lab-graph-view-${++groupCounter}`;
-  const zoom = { value: 1 }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
+  const zoom = { value: /** @type {number | "fit"} */ (1) }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
   let view = "both";
   const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
@@ -103,6 +108,7 @@ export function upgradeGraph(figure) {
   } else start();
 }
 
+/** @param {ParentNode} [root] */
 export function upgradeGraphs(root = document) {
   root.querySelectorAll("figure.lab-graph").forEach(upgradeGraph);
 }

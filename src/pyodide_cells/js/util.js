@@ -1,5 +1,13 @@
+// @ts-check
 // Small DOM helpers shared by the page modules.
 
+/**
+ * A new element: `attrs` are attributes ("class", "text" for its text, "on…" for listeners); `children` are appended.
+ * @param {string} tag
+ * @param {{[name: string]: any}} [attrs]
+ * @param {...(Node | string | null | undefined)} children
+ * @returns {HTMLElement}
+ */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {

@@ -42,13 +42,28 @@ MIME_ORDER = (
     "text/latex",
     "text/plain",
 )
-# A repr longer than this is cut (a 40-million-character string froze the page
-# for 14 s): the same limit the page puts on a cell's printed output.
-MAX_PLAIN_CHARS = 200_000
-# Rich output (HTML, SVG, ...) cannot be cut without breaking its markup: over
-# this it is not shown, and its text form is (an 8 MB _repr_html_ froze the
-# page for 14 s). The labs' biggest pictures are far below it.
-MAX_RICH_CHARS = 1_000_000
+# The output limits live in one file, ../limits.json, which the page reads too
+# (protocol.js). In the page the worker hands them to CellRunner; in CPython
+# (the tests) they are read from the file.
+LIMITS_FILE = "limits.json"
+
+
+def load_limits(limits_json: str | None = None) -> dict[str, int]:
+    """The output limits: from ``limits_json`` when given, else from ``../limits.json``.
+
+    ``outputChars``: a repr longer than this is cut (a 40-million-character
+    string froze the page for 14 s), as the page cuts a cell's printed output.
+    ``richCharsPerOutput``: rich output (HTML, SVG, ...) cannot be cut without
+    breaking its markup: over this it is not shown and its text form is (an
+    8 MB ``_repr_html_`` froze the page for 14 s).
+
+    Raises FileNotFoundError when no JSON is given and the file is not there.
+    """
+    if limits_json is None:
+        from pathlib import Path
+
+        limits_json = (Path(__file__).resolve().parent.parent / LIMITS_FILE).read_text()
+    return json.loads(limits_json)
 REPR_METHODS = {
     "text/html": "_repr_html_",
     "image/svg+xml": "_repr_svg_",
@@ -88,11 +103,12 @@ class NoInput(io.TextIOBase):
     read = readline
 
 
-def mime_bundle(obj: Any) -> dict[str, str]:
+def mime_bundle(obj: Any, max_plain_chars: int = 200_000, max_rich_chars: int = 1_000_000) -> dict[str, str]:
     """Return ``{mime type: data}`` for ``obj``, always with ``text/plain``.
 
     A broken ``_repr_*_`` method does not lose the output: it is skipped and
-    ``repr`` still shows. Raises nothing.
+    ``repr`` still shows. ``text/plain`` is cut at ``max_plain_chars``; a rich
+    form over ``max_rich_chars`` is left out, and the text says so. Raises nothing.
     """
     bundle: dict[str, str] = {}
     method = getattr(obj, "_repr_mimebundle_", None)
@@ -125,12 +141,12 @@ def mime_bundle(obj: Any) -> dict[str, str]:
         except Exception as exc:  # noqa: BLE001
             bundle["text/plain"] = f"<unprintable {type(obj).__name__}: {exc!r}>"
     text = bundle["text/plain"]
-    if len(text) > MAX_PLAIN_CHARS:  # the page's limit for printed output too (cells.js)
-        text = f"{text[:MAX_PLAIN_CHARS]}\n… output cut: {len(text) - MAX_PLAIN_CHARS:,} more characters not shown"
-    too_big = [mime for mime in bundle if mime != "text/plain" and len(bundle[mime]) > MAX_RICH_CHARS]
+    if len(text) > max_plain_chars:  # the page's limit for printed output too
+        text = f"{text[:max_plain_chars]}\n… output cut: {len(text) - max_plain_chars:,} more characters not shown"
+    too_big = [mime for mime in bundle if mime != "text/plain" and len(bundle[mime]) > max_rich_chars]
     for mime in too_big:
         text += (f"\n… {mime} output of {len(bundle.pop(mime)):,} characters not shown: "
-                 f"over the page's limit of {MAX_RICH_CHARS:,}")
+                 f"over the page's limit of {max_rich_chars:,}")
     bundle["text/plain"] = text
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
@@ -139,6 +155,8 @@ class CellRunner:
     """Run cells in one namespace and report what they do through ``emit``.
 
     Args:
+        limits_json: the output limits as JSON (:func:`load_limits`); read
+            from ``limits.json`` when None.
         emit: called as ``emit(kind, payload_json)`` with kind one of
             ``"stream"`` (``{"name": "stdout"|"stderr", "text"}``),
             ``"display"`` (``{"data": {mime: str}}``), ``"result"``
@@ -155,8 +173,11 @@ class CellRunner:
     '21'
     """
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, limits_json: str | None = None) -> None:
         self.emit = emit
+        limits = load_limits(limits_json)
+        self.max_plain_chars = limits["outputChars"]
+        self.max_rich_chars = limits["richCharsPerOutput"]
         self.execution_count = 0
         self.namespace: dict[str, Any] = {}
         self.reset()
@@ -171,10 +192,15 @@ class CellRunner:
     def display(self, *objs: Any) -> None:
         """Show each object below the running cell, like IPython's ``display``."""
         for obj in objs:
-            self.emit("display", json.dumps({"data": mime_bundle(obj)}))
+            self.emit("display", json.dumps({"data": self._bundle(obj)}))
+
+    def _bundle(self, obj: Any) -> dict[str, str]:
+        return mime_bundle(obj, self.max_plain_chars, self.max_rich_chars)
 
     def run(self, code: str, cell_name: str | None = None) -> dict[str, Any]:
-        """Execute ``code``; return ``{"status": "ok"|"error", "execution_count": n}``.
+        """Execute ``code``; return ``{"status": "ok"|"error"|"interrupted", "execution_count": n}``.
+
+        ``"interrupted"``: the code was stopped by KeyboardInterrupt (the page's Stop).
 
         ``cell_name`` names the cell in tracebacks; it defaults to the
         execution count (``<cell 3>``). An empty or blank cell runs and emits
@@ -206,24 +232,38 @@ class CellRunner:
                         self.emit(
                             "result",
                             json.dumps(
-                                {"data": mime_bundle(value), "execution_count": self.execution_count}
+                                {"data": self._bundle(value), "execution_count": self.execution_count}
                             ),
                         )
             except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit too
                 self._report_exception(exc)
-                status = "error"
+                status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
         finally:
             sys.stdout, sys.stderr, sys.stdin = saved
         return {"status": status, "execution_count": self.execution_count}
 
-    def run_checks(self, blocks: list[str]) -> str:
-        """Run the page's check blocks against this namespace; return the records as JSON."""
+    def check(self, blocks_json: str, names_json: str = "[]") -> str:
+        """Run the page's check blocks against this namespace.
+
+        Args:
+            blocks_json: the doctest blocks, a JSON list of str, in page order.
+            names_json: the names the checks take from the learner (JSON list of str).
+
+        Returns JSON: ``{"status": "ok"|"interrupted", "results": [...],
+        "warnings": [...]}`` (:func:`run_checks`, :meth:`provenance`); the
+        results are empty when Stop interrupted the checks. Raises nothing
+        for failing code: a failure is a record.
+        """
+        names = json.loads(names_json)
         saved = sys.stdout, sys.stdin
         sys.stdin = NoInput()
         try:
-            return json.dumps(run_checks(self.namespace, list(blocks)))
+            results = run_checks(self.namespace, list(json.loads(blocks_json)))
+        except KeyboardInterrupt:
+            return json.dumps({"status": "interrupted", "results": [], "warnings": []})
         finally:
             sys.stdout, sys.stdin = saved
+        return json.dumps({"status": "ok", "results": results, "warnings": json.loads(self.provenance(names))})
 
     def provenance(self, names: list[str]) -> str:
         """Warnings (JSON list of str) when a checked name is missing or is the reference.

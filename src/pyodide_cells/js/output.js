@@ -1,0 +1,148 @@
+// @ts-check
+// A cell's output area: what a run prints, displays and raises, drawn as it
+// arrives. Streams read as a terminal shows them (terminal.js) in a box of
+// limited height that scrolls by itself and follows the end while the learner
+// has not scrolled up; past the limits (protocol.LIMITS) output is cut, and a
+// note below the box says how much.
+
+import { el } from "./util.js";
+import { LIMITS } from "./protocol.js";
+import { TerminalLine } from "./terminal.js";
+import { loadViz, upgradeGraphs } from "./graph.js";
+
+/** How close to its end (px) a scroll box counts as "at the end": it then follows new output. */
+const FOLLOW_SLACK = 24;
+
+export class OutputArea {
+  /** @param {HTMLElement} element  the cell's `.cell_output` */
+  constructor(element) {
+    this.element = element;
+    this.reset();
+  }
+
+  reset() {
+    /** @type {{pre: HTMLElement, name: string, line: TerminalLine, open: Text} | null} */
+    this.stream = null;
+    this.streamChars = 0; // shown or cut, of this run's streams
+    this.richChars = 0;
+    /** @type {HTMLElement | null} */
+    this.cutNote = null;
+  }
+
+  /** A run starts: the old output goes. */
+  clear() {
+    this.element.replaceChildren();
+    this.element.classList.remove("pc-stale");
+    this.reset();
+  }
+
+  /** Say, above the output, that it was not made by the code shown. @param {string} text */
+  markStale(text) {
+    this.element.classList.add("pc-stale");
+    this.element.prepend(el("p", { class: "pc-stale-note", text }));
+  }
+
+  unmarkStale() {
+    this.element.classList.remove("pc-stale");
+    for (const note of this.element.querySelectorAll(":scope > .pc-stale-note")) note.remove();
+  }
+
+  /** @param {"stdout" | "stderr"} name @param {string} text */
+  appendStream(name, text) {
+    // Past LIMITS.outputChars a run's streams are cut: the write that crosses
+    // the limit shows up to it, and the note counts every character left out.
+    // Counted as shown: a progress bar that rewrites its line adds little.
+    const room = LIMITS.outputChars - this.streamChars;
+    if (!this.cutNote && text.length <= room) {
+      this.streamChars += this.write(name, text);
+      return;
+    }
+    this.streamChars += text.length;
+    if (room > 0) this.write(name, text.slice(0, room));
+    if (!this.cutNote) {
+      this.cutNote = el("p", { class: "pc-truncated", role: "note" });
+      this.element.append(this.cutNote);
+    }
+    this.cutNote.textContent = `… output cut: ${(this.streamChars - LIMITS.outputChars).toLocaleString()} more characters not shown`;
+  }
+
+  /** Append to the open stream box (a new one when the stream changes); returns the characters it added. */
+  write(/** @type {"stdout" | "stderr"} */ name, /** @type {string} */ text) {
+    if (!this.stream || this.stream.name !== name) {
+      const pre = el("pre", { class: "pc-scroll" });
+      const open = document.createTextNode("");
+      pre.append(open);
+      this.element.append(el("div", { class: `output stream pc-${name}` }, pre));
+      this.stream = { pre, name, line: new TerminalLine(), open };
+    }
+    const { pre, line, open } = this.stream;
+    const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
+    const shownBefore = open.data.length;
+    const { finished, open: shown } = line.feed(text);
+    if (finished) pre.insertBefore(document.createTextNode(finished), open);
+    open.data = shown;
+    this.scrolled(pre, follow);
+    return finished.length + shown.length - (finished ? 0 : shownBefore);
+  }
+
+  /** Keep a box that overflows at its end (unless the learner scrolled up) and reachable by keyboard. */
+  scrolled(/** @type {HTMLElement} */ box, /** @type {boolean} */ follow) {
+    if (box.scrollHeight <= box.clientHeight + 1) return;
+    if (follow) box.scrollTop = box.scrollHeight;
+    if (!box.hasAttribute("tabindex")) {
+      box.setAttribute("tabindex", "0"); // a scroll box must be reachable by keyboard (WCAG 2.1.1)
+      box.setAttribute("aria-label", "Output (scrolls)");
+    }
+  }
+
+  /** @param {import("./protocol.js").MimeBundle} data @param {"display" | "result"} kind */
+  appendBundle(data, kind) {
+    this.stream = null;
+    const box = el("div", { class: `output pc-${kind}` });
+    this.element.append(box);
+    // Rich output cannot be cut: past the run's budget, its text form shows.
+    const rich = Object.entries(data).filter(([mime]) => mime !== "text/plain");
+    const size = rich.reduce((sum, [, value]) => sum + String(value).length, 0);
+    this.richChars += size;
+    if (size && this.richChars > LIMITS.richCharsPerRun) {
+      const note = `\n… ${size.toLocaleString()} characters of rich output not shown: this run's outputs passed ${LIMITS.richCharsPerRun.toLocaleString()}`;
+      renderBundle(box, { "text/plain": String(data["text/plain"] || "").slice(0, LIMITS.outputChars) + note });
+      return;
+    }
+    renderBundle(box, data);
+  }
+
+  /** A traceback, or a note standing for one (Stop's restart). @param {{traceback?: string, ename?: string, evalue?: string}} msg */
+  appendError(msg) {
+    this.stream = null;
+    let text = msg.traceback || `${msg.ename}: ${msg.evalue}`;
+    if (text.length > LIMITS.outputChars) {
+      text = `${text.slice(0, LIMITS.outputChars)}\n… traceback cut: ${(text.length - LIMITS.outputChars).toLocaleString()} more characters not shown`;
+    }
+    const pre = el("pre", { class: "pc-scroll", text });
+    this.element.append(el("div", { class: "output traceback pc-error", role: "alert" }, pre));
+    this.scrolled(pre, false);
+  }
+}
+
+/** @param {HTMLElement} box @param {import("./protocol.js").MimeBundle} data */
+function renderBundle(box, data) {
+  if (data["text/vnd.graphviz"]) {
+    box.classList.add("pc-graph");
+    box.textContent = "Drawing the graph…";
+    loadViz()
+      .then((viz) => box.replaceChildren(viz.renderSVGElement(data["text/vnd.graphviz"])))
+      .catch((err) => box.replaceChildren(el("pre", { text: `${data["text/plain"] || ""}\n(could not draw the graph: ${err.message})` })));
+  } else if (data["text/html"]) {
+    box.classList.add("text_html");
+    box.innerHTML = data["text/html"];
+    upgradeGraphs(box);
+  } else if (data["image/svg+xml"]) {
+    box.classList.add("image_svg");
+    box.innerHTML = data["image/svg+xml"];
+  } else {
+    box.classList.add("text_plain");
+    const pre = el("pre", { class: "pc-scroll", text: data["text/markdown"] || data["text/latex"] || data["text/plain"] || "" });
+    box.append(pre);
+  }
+}

@@ -1,0 +1,178 @@
+// @ts-check
+// The page <-> worker protocol of the cell runtime: every message both ways,
+// the interrupt buffer's bytes, the boot steps and the limits. The page
+// (kernel.js) and the worker (worker.js) import this module; nothing else
+// builds a message. docs/runtime.md links here.
+//
+// Transport. boot.js makes the worker and a MessageChannel, and sends the
+// worker one `init` message on the worker itself, handing over `port`. From
+// then on both sides speak only on that port. Code in a cell can reach the
+// worker's global scope (`js.self.postMessage(...)`), but not the port, which
+// lives in the worker script's closure: whatever a cell posts arrives on the
+// Worker object, which the page ignores, so a cell cannot forge a result.
+//
+// Order. The page sends one request at a time and waits for its `done`
+// before sending the next (scheduler.js): what waits is queued in the page,
+// where Stop can cancel it without asking the worker.
+
+import LIMITS_JSON from "../limits.json" with { type: "json" };
+
+/**
+ * Output limits, shared with the cell runner (runner.py reads the same file).
+ * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number,
+ *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number}}
+ */
+export const LIMITS = Object.freeze({ ...LIMITS_JSON });
+
+/** The interrupt buffer: a SharedArrayBuffer of INTERRUPT_BYTES bytes, only when the page is cross-origin isolated. */
+export const INTERRUPT_BYTES = 1;
+/** Byte 0 is the signal Pyodide reads between bytecodes (pyodide.setInterruptBuffer). */
+export const SIGNAL = 0;
+/** Written to byte 0 by Stop: Python raises KeyboardInterrupt. The worker writes NO_SIGNAL before each request. */
+export const SIGINT = 2;
+export const NO_SIGNAL = 0;
+
+/** The boot steps the worker reports in `status` messages, in order (step k of BOOT_STEPS.length). */
+export const BOOT_STEPS = Object.freeze([
+  "Downloading the Python runtime (Pyodide 0.26.2)",
+  "Installing the labs package",
+  "Starting the cell runner",
+  "Python ready",
+]);
+
+// ------------------------------------------------------------ page -> worker
+
+/**
+ * @typedef {{type: "init", port: MessagePort, interruptBuffer: SharedArrayBuffer | null}} InitMessage
+ *   Sent once, on the Worker itself; everything else goes over `port`.
+ * @typedef {{type: "run", id: number, code: string}} RunRequest
+ *   Run a cell's code in the page's namespace.
+ * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest
+ *   Run the page's doctest blocks against the namespace; `names` are the names the checks take from the learner.
+ * @typedef {{type: "reset", id: number}} ResetRequest
+ *   Forget every name the cells defined (same interpreter).
+ * @typedef {RunRequest | CheckRequest | ResetRequest} Request
+ */
+
+/** @returns {InitMessage} */
+export const init = (/** @type {MessagePort} */ port, /** @type {SharedArrayBuffer | null} */ interruptBuffer) => ({
+  type: "init",
+  port,
+  interruptBuffer,
+});
+/** @returns {RunRequest} */
+export const run = (/** @type {number} */ id, /** @type {string} */ code) => ({ type: "run", id, code });
+/** @returns {CheckRequest} */
+export const check = (/** @type {number} */ id, /** @type {string[]} */ blocks, /** @type {string[]} */ names) => ({
+  type: "check",
+  id,
+  blocks,
+  names,
+});
+/** @returns {ResetRequest} */
+export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
+
+// ------------------------------------------------------------ worker -> page
+
+/**
+ * @typedef {"loading" | "ready" | "error"} BootState
+ * @typedef {{type: "status", state: BootState, step: number, steps: number, message: string,
+ *   at: number, restored: boolean}} StatusMessage
+ *   Boot progress. `at` is an absolute time (ms since the epoch) so the page can place it on its own timeline;
+ *   `restored`: the interpreter came from this browser's start-up snapshot.
+ * @typedef {{type: "stream", id: number, name: "stdout" | "stderr", text: string}} StreamMessage
+ * @typedef {{[mime: string]: string}} MimeBundle
+ * @typedef {{type: "display" | "result", id: number, data: MimeBundle}} DisplayMessage
+ * @typedef {{type: "error", id: number, ename: string, evalue: string, traceback: string}} ErrorMessage
+ * @typedef {{name: string, description: string, source: string, expected: string, got: string,
+ *   status: "passed" | "failed", setup: boolean}} CheckRecord
+ * @typedef {"ok" | "error" | "interrupted"} DoneStatus
+ * @typedef {{type: "done", id: number, status: DoneStatus, ms: number, execution_count: number | null,
+ *   results?: CheckRecord[], warnings?: string[]}} DoneMessage
+ *   The end of a request: every request gets exactly one `done`, or a `fatal`. `results` and `warnings` answer a `check`.
+ * @typedef {{type: "fatal", id: number, message: string}} FatalMessage
+ *   Request `id` broke the interpreter, which cannot be used again (a stack overflow inside it, an abort):
+ *   it ends that request in place of `done`, and the page starts a new worker.
+ * @typedef {StatusMessage | StreamMessage | DisplayMessage | ErrorMessage | DoneMessage | FatalMessage} WorkerMessage
+ */
+
+/** @returns {StatusMessage} */
+export const status = (
+  /** @type {BootState} */ state,
+  /** @type {number} */ step,
+  /** @type {string} */ message,
+  /** @type {number} */ at,
+  restored = false,
+) => ({ type: "status", state, step, steps: BOOT_STEPS.length, message, at, restored });
+/** @returns {StreamMessage} */
+export const stream = (/** @type {number} */ id, /** @type {"stdout" | "stderr"} */ name, /** @type {string} */ text) => ({
+  type: "stream",
+  id,
+  name,
+  text,
+});
+/** @returns {DisplayMessage} */
+export const display = (/** @type {number} */ id, /** @type {"display" | "result"} */ kind, /** @type {MimeBundle} */ data) => ({
+  type: kind,
+  id,
+  data,
+});
+/** @returns {ErrorMessage} */
+export const error = (/** @type {number} */ id, /** @type {string} */ ename, /** @type {string} */ evalue, /** @type {string} */ traceback) => ({
+  type: "error",
+  id,
+  ename,
+  evalue,
+  traceback,
+});
+/**
+ * @param {number} id
+ * @param {DoneStatus} doneStatus
+ * @param {number} ms
+ * @param {number | null} executionCount
+ * @param {{results?: CheckRecord[], warnings?: string[]}} [answer]
+ * @returns {DoneMessage}
+ */
+export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
+  type: "done",
+  id,
+  status: doneStatus,
+  ms,
+  execution_count: executionCount,
+  ...answer,
+});
+/** @returns {FatalMessage} */
+export const fatal = (/** @type {number} */ id, /** @type {string} */ message) => ({ type: "fatal", id, message });
+
+const REQUEST_TYPES = new Set(["run", "check", "reset"]);
+const WORKER_TYPES = new Set(["status", "stream", "display", "result", "error", "done", "fatal"]);
+
+/**
+ * The message if it is a well-formed request, else null (the worker ignores anything else).
+ * @param {unknown} data
+ * @returns {Request | null}
+ */
+export function asRequest(data) {
+  const msg = /** @type {any} */ (data);
+  if (!msg || typeof msg !== "object" || !REQUEST_TYPES.has(msg.type) || !Number.isInteger(msg.id)) return null;
+  if (msg.type === "run" && typeof msg.code !== "string") return null;
+  if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((b) => typeof b === "string"))) return null;
+  return msg;
+}
+
+/**
+ * The message if it is a well-formed worker message, else null (the page ignores anything else).
+ * @param {unknown} data
+ * @returns {WorkerMessage | null}
+ */
+export function asWorkerMessage(data) {
+  const msg = /** @type {any} */ (data);
+  if (!msg || typeof msg !== "object" || !WORKER_TYPES.has(msg.type)) return null;
+  if (msg.type === "status") return typeof msg.message === "string" ? msg : null;
+  if (!Number.isInteger(msg.id)) return null;
+  if (msg.type === "fatal") return typeof msg.message === "string" ? msg : null;
+  if (msg.type === "stream") return typeof msg.text === "string" && (msg.name === "stdout" || msg.name === "stderr") ? msg : null;
+  if (msg.type === "display" || msg.type === "result") return msg.data && typeof msg.data === "object" ? msg : null;
+  if (msg.type === "done") return ["ok", "error", "interrupted"].includes(msg.status) ? msg : null;
+  return msg;
+}

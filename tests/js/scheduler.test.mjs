@@ -1,0 +1,224 @@
+// The run scheduler's transitions, driven with a fake transport and fake timers.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Scheduler } from "../../src/pyodide_cells/js/scheduler.js";
+import * as protocol from "../../src/pyodide_cells/js/protocol.js";
+
+/** A transport that records what the scheduler asks of the worker. */
+function fakeTransport({ canInterrupt = true } = {}) {
+  return {
+    sent: [],
+    interrupts: 0,
+    replaced: 0,
+    pending: false,
+    canInterrupt,
+    send(request) { this.sent.push(request); },
+    interrupt() { this.interrupts += 1; this.pending = true; },
+    signalPending() { return this.pending; },
+    replace() { this.replaced += 1; },
+  };
+}
+
+/** Timers the test fires by hand. */
+function fakeTimers() {
+  const timers = new Map();
+  let next = 1;
+  return {
+    setTimeout(fn, ms) { timers.set(next, { fn, ms }); return next++; },
+    clearTimeout(id) { timers.delete(id); },
+    fireUpTo(ms) {
+      for (const [id, t] of [...timers].sort((a, b) => a[1].ms - b[1].ms)) {
+        if (t.ms <= ms && timers.has(id)) { timers.delete(id); t.fn(); }
+      }
+    },
+    get count() { return timers.size; },
+  };
+}
+
+const ready = (s) => s.receive(protocol.status("ready", 4, "Python ready", 0));
+const done = (s, status = "ok") => s.receive(protocol.done(s.running.id, status, 1.5, 7));
+const cellAt = (i) => ({ code: `cell ${i}`, sink: {} });
+
+function setup(options = {}) {
+  const transport = fakeTransport(options);
+  const timers = fakeTimers();
+  const s = new Scheduler({ transport, cells: 5, auto: options.auto || [], timers });
+  return { s, transport, timers };
+}
+
+test("runs wait while Python loads, say so, then go one at a time in order", () => {
+  const { s, transport } = setup();
+  s.runCell(3, cellAt);
+  assert.deepEqual(s.queue.map((r) => [r.cell, r.state]), [[0, "queued"], [1, "queued"], [2, "queued"], [3, "queued"]]);
+  assert.equal(transport.sent.length, 0);
+  ready(s);
+  // Only one is running: the others are queued behind it, in page order.
+  assert.deepEqual(s.queue.map((r) => r.state), ["running", "queued", "queued", "queued"]);
+  assert.deepEqual(transport.sent, [protocol.run(1, "cell 0")]);
+  assert.equal(s.ahead(s.queue[2]).cell, 1);
+  done(s);
+  assert.equal(transport.sent.at(-1).code, "cell 1");
+  assert.equal(s.latest.get(0).state, "done");
+  assert.equal(s.ended[0], 1);
+});
+
+test("running a cell runs the earlier cells that have not run, once", () => {
+  const { s, transport } = setup();
+  ready(s);
+  s.runCell(1, cellAt);
+  done(s); done(s);
+  s.runCell(2, cellAt);
+  assert.deepEqual(transport.sent.map((r) => r.code), ["cell 0", "cell 1", "cell 2"]);
+});
+
+test("Stop interrupts the running cell and cancels everything queued, checks included", async () => {
+  const { s, transport, timers } = setup();
+  ready(s);
+  const checks = s.check([">>> 1\n1\n"], ["x"], cellAt);
+  assert.equal(s.running.cell, 0);
+  s.stop();
+  assert.equal(transport.interrupts, 1);
+  assert.equal(checks.state, "cancelled");
+  assert.equal(checks.reason, "Stop was pressed before it ran");
+  assert.deepEqual(s.queue.map((r) => r.cell), [0]); // only the running one is left
+  assert.equal(s.stopping, true);
+  s.receive(protocol.done(s.running.id, "interrupted", 3, 2));
+  assert.equal(s.latest.get(0).state, "interrupted");
+  assert.equal(s.busy, false);
+  assert.equal(s.stopping, false);
+  assert.equal(timers.count, 0, "the grace timer is gone once Python answered");
+  assert.equal((await checks.ended).state, "cancelled");
+  // Everything is usable again: Check runs (cell 0 was stopped: it is not re-run on its own).
+  const again = s.check([">>> 1\n1\n"], [], cellAt);
+  assert.deepEqual(s.queue.map((r) => r.kind), ["cell", "cell", "cell", "cell", "checks"]);
+  assert.deepEqual(s.queue.filter((r) => r.kind === "cell").map((r) => r.cell), [1, 2, 3, 4]);
+  for (let i = 0; i < 4; i++) done(s);
+  s.receive(protocol.done(again.id, "ok", 1, null, { results: [], warnings: [] }));
+  assert.equal(again.state, "done");
+});
+
+test("Stop during the checks themselves interrupts them", () => {
+  const { s, transport } = setup();
+  ready(s);
+  for (let i = 0; i < 5; i++) s.runCell(i, cellAt);
+  while (s.running) done(s);
+  const checks = s.check(["b"], [], cellAt);
+  assert.equal(s.running, checks);
+  assert.equal(transport.sent.at(-1).type, "check");
+  s.stop();
+  s.receive(protocol.done(checks.id, "interrupted", 1, null, { results: [], warnings: [] }));
+  assert.equal(checks.state, "interrupted");
+  assert.equal(s.busy, false);
+});
+
+test("Python that ignores Stop is replaced after the grace period; the signal is sent again meanwhile", () => {
+  const { s, transport, timers } = setup();
+  ready(s);
+  s.runCell(0, cellAt);
+  s.stop();
+  transport.pending = false; // Python read the signal and raised nothing
+  timers.fireUpTo(protocol.LIMITS.stopResendMs);
+  assert.equal(transport.interrupts, 2);
+  timers.fireUpTo(protocol.LIMITS.stopGraceMs);
+  assert.equal(transport.replaced, 1);
+  assert.equal(s.latest.get(0).state, "interrupted");
+  assert.equal(s.kernel.state, "loading");
+  assert.match(s.kernel.note, /did not respond to Stop/);
+});
+
+test("after a restart, a stopped cell is not run again on its own", () => {
+  const { s, transport } = setup({ canInterrupt: false });
+  ready(s);
+  s.runCell(0, cellAt);
+  done(s);
+  s.runCell(1, cellAt); // an endless loop
+  s.stop(); // no interrupt buffer: the worker is replaced
+  assert.equal(transport.replaced, 1);
+  assert.equal(s.latest.get(1).state, "interrupted");
+  ready(s);
+  s.runCell(2, cellAt);
+  // Cell 0 ran before the restart (its names are gone): it runs again. Cell 1 was stopped: it does not.
+  assert.deepEqual(s.queue.map((r) => r.cell), [0, 2]);
+  done(s);
+  assert.equal(s.running.cell, 2);
+  s.stop();
+  assert.equal(transport.replaced, 2);
+  ready(s);
+  s.runCell(3, cellAt);
+  assert.deepEqual(s.queue.map((r) => r.cell), [0, 3], "neither stopped cell comes back");
+});
+
+test("a failed start fails every run with the reason, and Restart starts Python again", async () => {
+  const { s, transport } = setup();
+  const pending = s.runCell(1, cellAt);
+  s.receive(protocol.status("error", 0, "could not load the labs wheel: HTTP 404", 0));
+  const run = await pending;
+  assert.equal(run.state, "error");
+  assert.match(run.reason, /Python is not available: could not load the labs wheel/);
+  const later = await s.runCell(2, cellAt);
+  assert.equal(later.state, "error", "a run after the failure does not wait forever");
+  s.restart();
+  assert.equal(transport.replaced, 1);
+  assert.equal(s.kernel.state, "loading");
+  s.runCell(0, cellAt);
+  ready(s);
+  assert.equal(s.running.cell, 0);
+});
+
+test("Restart when idle empties the namespace in the same interpreter", async () => {
+  const { s, transport } = setup();
+  ready(s);
+  s.runCell(0, cellAt);
+  done(s);
+  s.restart();
+  assert.equal(transport.sent.at(-1).type, "reset");
+  done(s);
+  assert.equal(s.history.size, 0);
+  assert.equal(transport.replaced, 0);
+  s.runCell(1, cellAt);
+  assert.deepEqual(s.queue.map((r) => r.cell), [0, 1]);
+});
+
+test("a crash replaces the worker, stops the cell that crashed for good and cancels what waits", () => {
+  const { s, transport } = setup();
+  ready(s);
+  s.runCell(2, cellAt);
+  s.receive(protocol.fatal(s.running.id, "Maximum call stack size exceeded"));
+  assert.equal(transport.replaced, 1);
+  assert.deepEqual([0, 1, 2].map((i) => s.latest.get(i).state), ["interrupted", "cancelled", "cancelled"]);
+  assert.match(s.latest.get(0).reason, /crashed \(Maximum call stack size exceeded\)/);
+  assert.match(s.kernel.note, /crashed/);
+  ready(s);
+  s.runCell(1, cellAt);
+  assert.deepEqual(s.queue.map((r) => r.cell), [1], "the cell that crashed Python is not run again on its own");
+});
+
+test("messages for a run that was given up, or for no run, are ignored", () => {
+  const { s } = setup();
+  ready(s);
+  const out = [];
+  s.runCell(0, () => ({ code: "x", sink: { stream: (n, t) => out.push(t) } }));
+  s.receive(protocol.stream(999, "stdout", "forged"));
+  s.receive(protocol.done(999, "ok", 1, 1));
+  assert.equal(s.running.cell, 0);
+  s.receive(protocol.stream(s.running.id, "stdout", "real"));
+  assert.deepEqual(out, ["real"]);
+});
+
+test("live pictures run again after another cell, once, without running themselves in a loop", () => {
+  const { s } = setup({ auto: [4] });
+  ready(s);
+  s.runCell(0, cellAt);
+  s.runCell(1, cellAt);
+  assert.deepEqual(s.queue.map((r) => r.cell), [0, 4, 1]);
+  while (s.running) done(s);
+  s.runCell(4, cellAt);
+  assert.deepEqual(s.queue.map((r) => r.cell), [2, 3, 4]);
+});
+
+test("a cell already waiting is not queued twice", () => {
+  const { s } = setup();
+  s.runCell(0, cellAt);
+  s.runCell(0, cellAt);
+  assert.equal(s.queue.length, 1);
+});
