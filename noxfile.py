@@ -1,9 +1,9 @@
 """Sessions for building, serving, testing and benchmarking the lab guide.
 
     nox -s serve    build the site and serve it on http://127.0.0.1:8000
-    nox -s tests    lint first, then every test: labs unit tests and doctests,
-                    page doctests, the docs build with -W, browser tests in
-                    headless Chromium
+    nox -s tests    lint first, then every test: node --test (tests/js), labs
+                    unit tests and doctests, page doctests, the docs build
+                    with -W, browser tests in headless Chromium
     nox -s lint     ruff on the Python, TypeScript's checker (tsc) on the JS
     nox -s docs     build the site into build/html only
     nox -s bench    benchmarks in headless Chromium (not part of the tests)
@@ -109,6 +109,9 @@ def tests(session: nox.Session) -> None:
     _npm_ci(session)
     _install(session, "test", "lint")
     _lint(session)
+    # The runtime's pure JavaScript (scheduler, protocol, terminal text) where it lives: node --test.
+    session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
+                external=True)
     _build_docs(session, TEST_SITE)
     session.run(
         "pytest", *session.posargs,

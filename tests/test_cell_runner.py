@@ -197,9 +197,35 @@ def test_checks_share_one_copy_of_the_namespace(runner_module):
 
 def test_checks_run_against_the_cells_namespace(run):
     run("x = 5")
-    records = json.loads(run.runner.run_checks([SETUP, ">>> y  # Triple\n15\n"]))
-    assert [r["status"] for r in records] == ["passed", "passed"]
+    answer = json.loads(run.runner.check(json.dumps([SETUP, ">>> y  # Triple\n15\n"]), json.dumps(["x", "z"])))
+    assert answer["status"] == "ok"
+    assert [r["status"] for r in answer["results"]] == ["passed", "passed"]
+    assert answer["warnings"] == ["z is not defined: run the exercise cell first."]
     assert "y" not in run.runner.namespace
+
+
+def test_stop_during_the_checks_reports_them_interrupted(run):
+    """Stop while the checks run (a learner's endless backward()): the answer says so, with no results."""
+    run("def endless():\n    raise KeyboardInterrupt  # what Stop makes Python raise, at some bytecode")
+    answer = json.loads(run.runner.check(json.dumps([">>> endless()  # Never ends\n1\n"])))
+    assert answer == {"status": "interrupted", "results": [], "warnings": []}
+
+
+def test_a_stopped_cell_is_interrupted_not_failed(run):
+    status, events = run("x = 1\nraise KeyboardInterrupt")
+    assert status["status"] == "interrupted"
+    assert events[-1][1]["ename"] == "KeyboardInterrupt"
+    assert run("x")[0]["status"] == "ok"
+
+
+def test_the_limits_come_from_the_file_the_page_reads(runner_module):
+    from pathlib import Path
+
+    page_limits = json.loads((Path(runner_module.__file__).parent.parent / "limits.json").read_text())
+    runner = runner_module.CellRunner(lambda kind, payload: None)
+    assert (runner.max_plain_chars, runner.max_rich_chars) == (page_limits["outputChars"], page_limits["richCharsPerOutput"])
+    small = runner_module.CellRunner(lambda kind, payload: None, json.dumps({**page_limits, "outputChars": 5}))
+    assert small.max_plain_chars == 5
 
 
 def test_a_failing_setup_line_is_reported(runner_module):

@@ -132,12 +132,14 @@ async function boot() {
   const opening = snapshots.open();
   // Start fetching the small files while the interpreter downloads and compiles.
   const wheel = WHEEL_URL ? fetchBytes(WHEEL_URL, "the labs wheel") : Promise.resolve(null);
+  wheel.catch(() => {}); // awaited below, after the interpreter: not an unhandled rejection meanwhile
   // Optional: without it, labs modules are compiled from source when imported.
   const labsBytecode = LABS_BYTECODE_URL ? fetchBytes(LABS_BYTECODE_URL, "the labs bytecode").catch(() => null) : null;
   const runnerSource = fetch(RUNNER_URL).then((r) => {
     if (!r.ok) throw new Error(`could not load the cell runner from ${RUNNER_URL}: HTTP ${r.status}`);
     return r.text();
   });
+  runnerSource.catch(() => {}); // as the wheel
   compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
   importScripts(PYODIDE_URL + "pyodide.js");
   // The interpreter's JavaScript (100-200 ms to compile and run) is loaded here,
