@@ -47,7 +47,7 @@ CONSOLE = {
     "check set-up error": ".pc-checks-setup",
 }
 
-# (kinds, selectors) => [{kind, element, text, fg, bg, ratio}] for every visible
+# ({kind: selector}) => [{kind, element, text, fg, bg, ratio}] for every visible
 # text node under the selectors. A colour is painted as the browser composites
 # it: the text (or nothing) over each ancestor's background, each opacity group
 # scaled by its opacity, all over the white canvas.
@@ -134,7 +134,8 @@ def check_contrast(found, kinds):
         if f["ratio"] < AA:
             low.setdefault(f"{f['kind']}: {f['element']} {f['fg']} on {f['bg']} = {f['ratio']:.2f}:1", f["text"])
     if low:
-        pytest.fail("text below WCAG AA (4.5:1):\n" + "\n".join(f"  {line}, e.g. {text!r}" for line, text in low.items()), pytrace=False)
+        lines = [f"  {line}, e.g. {text!r}" for line, text in low.items()]
+        pytest.fail("text below WCAG AA (4.5:1):\n" + "\n".join(lines), pytrace=False)
 
 
 @pytest.mark.parametrize("os_scheme", ["light", "dark"])
