@@ -239,6 +239,34 @@ def test_restored_edits_say_the_output_is_from_the_original_code(page, base_url)
     assert run_and_wait(page, 0).strip() == "edited"
 
 
+def test_reset_takes_the_stale_output_note_away(page, base_url):
+    """The note said the output was from the original code; after Reset it is again, and the note went."""
+    open_lab(page, base_url)
+    baked = cell(page, 0).locator(".cell_output").inner_text()
+    set_code(page, 0, "print('edited')")
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert cell(page, 0).locator(".pc-stale-note").count() == 1
+    page.once("dialog", lambda d: d.accept())
+    cell(page, 0).locator(".pc-reset").click()
+    page.wait_for_function("document.querySelector('div.cell.pc-live .pc-edited').hidden")
+    assert cell(page, 0).locator(".pc-stale-note").count() == 0
+    assert cell(page, 0).locator(".cell_output").inner_text() == baked.replace(
+        "This output is from the original code; run the cell to see what your edited code gives.\n", "")
+
+
+def test_the_focus_stays_on_check_my_code(page, base_url):
+    """The button disabled itself while the checks ran, which dropped the focus to the page."""
+    open_lab(page, base_url)
+    page.locator(".pc-checks .pc-run").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('.pc-checks').dataset.runs === '1'", timeout=TIMEOUT)
+    assert page.evaluate("document.activeElement === document.querySelector('.pc-checks .pc-run')")
+    page.keyboard.press("Enter")  # and the keyboard can check again
+    page.wait_for_function("document.querySelector('.pc-checks').dataset.runs === '2'", timeout=TIMEOUT)
+    assert page.locator(".pc-checks-summary").inner_text() == "2 / 8 passed"
+
+
 def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
     """Stop interrupts the running cell and cancels what was queued before it (as Jupyter does),
     so a queued endless loop cannot start after the Stop and force a restart."""

@@ -35,7 +35,7 @@ export class Cell {
   /**
    * @param {HTMLElement} root  myst-nb's `div.cell`
    * @param {number} index
-   * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void,
+   * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
    *   topMargin: () => number, afterStartup: (task: () => void) => void}} page
    */
@@ -74,7 +74,7 @@ export class Cell {
 
   /** @param {HTMLElement} input */
   build(input) {
-    this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.root.dataset.state === "running" ? this.page.stop() : this.page.run(this)) }, "▶ Run");
+    this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.page.isRunning(this) ? this.page.stop() : this.page.run(this)) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
     this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
     this.statusText = el("span", { class: "pc-cell-status", text: "" });

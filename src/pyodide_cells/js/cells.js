@@ -82,6 +82,7 @@ function main() {
     run,
     runNext,
     stop: () => scheduler.stop(),
+    isRunning: (/** @type {Cell} */ cell) => scheduler.running?.cell === cell.index && scheduler.running?.kind === "cell",
     afterStartup,
     topMargin: () => Math.max(0, bar.root.getBoundingClientRect().bottom),
   };
