@@ -1,0 +1,111 @@
+"""The worker's side of the protocol (src/pyodide_cells/js/protocol.js), driven with scripted messages.
+
+The built worker is started on a page with no cells (nothing else talks to it),
+handed a MessagePort as boot.js does, and sent requests; the test reads
+exactly what comes back on the port.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_micrograd_page import TIMEOUT
+
+pytestmark = pytest.mark.browser
+
+# Start the site's worker as boot.js does; keep every reply, and what arrives on the Worker itself.
+START = """async () => {
+  const worker = new Worker(new URL('_static/pyodide_cells/worker.js', location.href));
+  const channel = new MessageChannel();
+  const interrupt = new Uint8Array(new SharedArrayBuffer(1));
+  window.contract = { worker, port: channel.port1, interrupt, replies: [], onWorker: [] };
+  channel.port1.onmessage = (e) => window.contract.replies.push(e.data);
+  worker.onmessage = (e) => window.contract.onWorker.push(e.data);
+  worker.postMessage({ type: 'init', port: channel.port2, interruptBuffer: interrupt.buffer }, [channel.port2]);
+}"""
+
+# Send a request and resolve with every reply to it, up to and including its done (or fatal).
+ASK = """async (request) => {
+  const c = window.contract;
+  const from = c.replies.length;
+  c.port.postMessage(request);
+  const ended = () => c.replies.slice(from).some((m) => m.id === request.id && (m.type === 'done' || m.type === 'fatal'));
+  while (!ended()) await new Promise((r) => setTimeout(r, 10));
+  return c.replies.slice(from).filter((m) => m.id === request.id);
+}"""
+
+
+@pytest.fixture
+def worker_page(page, base_url):
+    page.goto(f"{base_url}/index.html")  # no cells: no runtime of its own
+    assert page.evaluate("crossOriginIsolated") is True
+    page.evaluate(START)
+    page.wait_for_function(
+        "window.contract.replies.some((m) => m.type === 'status' && m.state !== 'loading')", timeout=TIMEOUT
+    )
+    return page
+
+
+def test_boot_reports_each_step_then_ready(worker_page):
+    statuses = worker_page.evaluate("window.contract.replies.filter((m) => m.type === 'status')")
+    assert [(m["state"], m["step"]) for m in statuses] == [("loading", 1), ("loading", 2), ("loading", 3), ("ready", 4)]
+    assert all(m["steps"] == 4 and isinstance(m["at"], (int, float)) for m in statuses)
+    assert statuses[0]["message"] == "Downloading the Python runtime (Pyodide 0.26.2)"
+
+
+def test_a_run_streams_its_output_then_one_done(worker_page):
+    replies = worker_page.evaluate(ASK, {"type": "run", "id": 7, "code": "print('a')\nimport sys; print('b', file=sys.stderr)\n6 * 7"})
+    assert [m["type"] for m in replies] == ["stream", "stream", "result", "done"]
+    assert replies[0] == {"type": "stream", "id": 7, "name": "stdout", "text": "a\n"}
+    assert replies[1]["name"] == "stderr" and replies[1]["text"] == "b\n"
+    assert replies[2]["data"] == {"text/plain": "42"}
+    done = replies[3]
+    assert done["status"] == "ok" and done["execution_count"] == 1 and done["ms"] >= 0
+
+
+def test_errors_checks_reset_and_interrupts(worker_page):
+    failed = worker_page.evaluate(ASK, {"type": "run", "id": 1, "code": "x = 5\n1 / 0"})
+    assert [m["type"] for m in failed] == ["error", "done"]
+    assert failed[0]["ename"] == "ZeroDivisionError" and failed[1]["status"] == "error"
+
+    checked = worker_page.evaluate(ASK, {
+        "type": "check", "id": 2, "names": ["x", "y"],
+        "blocks": [">>> x  # Five: the cell set x\n5\n>>> x + 1  # Wrong\n7\n"],
+    })
+    assert [m["type"] for m in checked] == ["done"]
+    results = checked[0]["results"]
+    assert [(r["name"], r["status"], r["got"]) for r in results] == [("Five", "passed", "5"), ("Wrong", "failed", "6")]
+    assert checked[0]["warnings"] == ["y is not defined: run the exercise cell first."]
+
+    reset = worker_page.evaluate(ASK, {"type": "reset", "id": 3})
+    assert [(m["type"], m["status"]) for m in reset] == [("done", "ok")]
+    after = worker_page.evaluate(ASK, {"type": "run", "id": 4, "code": "x"})
+    assert after[0]["ename"] == "NameError"
+
+    # Stop: SIGINT in byte 0 of the interrupt buffer; the run ends "interrupted".
+    worker_page.evaluate("""() => {
+      window.contract.port.postMessage({ type: 'run', id: 5, code: 'while True:\\n    pass' });
+      setTimeout(() => { window.contract.interrupt[0] = 2; }, 300);
+    }""")
+    worker_page.wait_for_function("window.contract.replies.some((m) => m.id === 5 && m.type === 'done')", timeout=TIMEOUT)
+    stopped = worker_page.evaluate("window.contract.replies.filter((m) => m.id === 5)")
+    assert [m["type"] for m in stopped] == ["error", "done"]
+    assert stopped[0]["ename"] == "KeyboardInterrupt" and stopped[1]["status"] == "interrupted"
+
+
+def test_malformed_requests_and_messages_on_the_worker_itself_are_ignored(worker_page):
+    worker_page.evaluate("""() => {
+      const c = window.contract;
+      c.port.postMessage({ type: 'run', id: 'one', code: 'print(1)' });
+      c.port.postMessage({ type: 'eval', id: 9, code: 'print(1)' });
+      c.port.postMessage({ type: 'check', id: 10, blocks: [1, 2] });
+      // A second init (as a cell could post) must not take the worker's port.
+      const other = new MessageChannel();
+      c.worker.postMessage({ type: 'init', port: other.port2, interruptBuffer: null }, [other.port2]);
+      other.port1.onmessage = (e) => c.onWorker.push({ stolen: e.data });
+    }""")
+    replies = worker_page.evaluate(ASK, {"type": "run", "id": 11, "code": "print('still mine')"})
+    assert replies[0]["text"] == "still mine\n"
+    ids = worker_page.evaluate("window.contract.replies.filter((m) => m.type !== 'status').map((m) => m.id)")
+    assert set(ids) == {11}
+    assert worker_page.evaluate("window.contract.onWorker") == []
