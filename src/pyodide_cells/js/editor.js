@@ -21,7 +21,7 @@ import {
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
-import { HighlightStyle, bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { HighlightStyle, bracketMatching, indentOnInput, indentService, indentUnit, syntaxHighlighting, syntaxTree } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 
 // Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
@@ -78,6 +78,25 @@ function hangingIndents(view) {
   return builder.finish();
 }
 
+// Enter after a statement that ends its block (pass, return, raise, break,
+// continue) goes back one level, as IDLE, VS Code and PyCharm do: a line
+// after it in the same block would never run. Only for Enter (a simulated
+// break after the whole statement); a statement still open (an unclosed
+// bracket or string: a parse error in it) is left to the syntax's rules.
+const BLOCK_EXIT = /^(Pass|Break|Continue|Return|Raise)Statement$/;
+const dedentAfterBlockExit = indentService.of((cx, pos) => {
+  if (cx.simulatedBreak !== pos) return undefined;
+  const line = cx.lineAt(pos, -1);
+  const start = line.from + /^\s*/.exec(line.text)[0].length;
+  const tree = syntaxTree(cx.state);
+  let node = tree.resolveInner(start, 1);
+  while (node && !(BLOCK_EXIT.test(node.name) && node.from === start)) node = node.parent;
+  if (!node || node.to > pos) return undefined;
+  let open = false;
+  tree.iterate({ from: node.from, to: node.to, enter: (n) => { if (n.type.isError) open = true; } });
+  return open ? undefined : Math.max(0, cx.lineIndent(line.from) - cx.unit);
+});
+
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
 // word completion, the lint and fold gutters. Tab indents and Shift+Tab
@@ -94,6 +113,7 @@ const editorSetup = [
   dropCursor(),
   EditorState.allowMultipleSelections.of(true),
   indentOnInput(),
+  dedentAfterBlockExit,
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),

@@ -1,0 +1,289 @@
+"""Typing Python into a cell's editor the way a learner does (issue 13).
+
+The learner types line by line and trusts the editor: Enter indents after a
+colon, one Backspace (or Shift+Tab) takes one level of indentation away, one
+Tab adds one. Python's level is 4 spaces: an editor whose unit is 2 leaves
+the learner's code at levels that do not match (IndentationError) or not as
+written. On a phone, the status bar stays short and a long indented line
+that wraps continues under its own indentation, not at column 0.
+
+Every key is pressed with Playwright's keyboard; the tests read what the
+editor shows (its lines, and the DOM selection it keeps in step with its
+cursor), never its internals.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_lab_pages import cell_index
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
+from tests.pages import read_page, reference_solution
+
+pytestmark = pytest.mark.browser
+UNIT = 4  # Python's indentation level (PEP 8)
+LABS = ["micrograd", "online_softmax", "paged_attention"]
+CLOSERS = set(")]}\"'")  # what the editor may have closed for the learner
+
+
+def open_page(page, base_url, name):
+    page.goto(f"{base_url}/{name}.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+
+
+def lines(page, index) -> list[str]:
+    """The text of each line the editor shows (all of them, for the short cells here)."""
+    return cell(page, index).locator(".cm-line").evaluate_all("ls => ls.map(l => l.textContent)")
+
+
+CARET = """line => {
+    const sel = getSelection();
+    const range = document.createRange();
+    range.setStart(line, 0);
+    range.setEnd(sel.focusNode, sel.focusOffset);
+    return [line.textContent, range.toString().length];
+}"""
+
+
+def caret(page, index) -> tuple[str, int]:
+    """The line the cursor is on, and the cursor's offset in it (from the DOM selection)."""
+    text, offset = cell(page, index).locator(".cm-activeLine").evaluate(CARET)
+    return text, offset
+
+
+def active_line(page, index) -> str:
+    return cell(page, index).locator(".cm-activeLine").text_content()
+
+
+def indent_of(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def empty_editor(page, index):
+    """Click into the cell's code, select it all and delete it: an empty editor, focused."""
+    editor(page, index).click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    assert lines(page, index) == [""]
+
+
+def press(page, key, times):
+    for _ in range(times):
+        page.keyboard.press(key)
+
+
+def type_as_learner(page, index, code) -> list[tuple[int, str]]:
+    """Type ``code`` into the (empty, focused) editor line by line, relying on auto-indent.
+
+    After Enter the learner looks at where the cursor is and, thinking in
+    levels of 4 spaces, presses Backspace once per level too deep or Tab once
+    per level too shallow, then types the line's code. An indentation that is
+    not a whole number of levels away from the line's fails the test: no
+    level key mends it. Brackets and quotes the editor closed and the learner
+    typed again are deleted as a learner deletes them (Delete when they sit
+    after the cursor, Backspace when before). A blank line gets no key but
+    Enter. Returns those deletions as (line number, deleted text).
+    """
+    fixes = []
+    for number, want in enumerate(code.rstrip("\n").split("\n"), 1):
+        if number > 1:
+            page.keyboard.press("Enter")
+        if not want.strip():
+            continue  # the next Enter clears the indentation the editor put here
+        got = active_line(page, index)
+        assert not got.strip(), f"line {number}: Enter left {got!r} on the new line"
+        need = indent_of(want)
+        levels, part = divmod(len(got) - need, UNIT)
+        assert part == 0, (
+            f"line {number}: Enter indented by {len(got)}, not a whole number of {UNIT}-space levels "
+            f"away from the {need} that {want!r} needs"
+        )
+        press(page, "Backspace" if levels > 0 else "Tab", abs(levels))
+        now = active_line(page, index)
+        assert now == " " * need, (
+            f"line {number}: Enter indented by {len(got)}; {abs(levels)} x {'Backspace' if levels > 0 else 'Tab'} "
+            f"left {len(now)} spaces, not {need}, for {want!r}"
+        )
+        page.keyboard.type(want.lstrip(" "))
+        typed, at = caret(page, index)
+        if typed != want:
+            extra = typed[len(want) :]
+            assert typed.startswith(want) and set(extra) <= CLOSERS, f"line {number}: typed {want!r}, the editor shows {typed!r}"
+            if at == len(want):
+                press(page, "Delete", len(extra))
+            else:
+                assert at == len(typed), f"line {number}: the cursor is at {at} in {typed!r}"
+                press(page, "Backspace", len(extra))
+            fixes.append((number, extra))
+            assert caret(page, index) == (want, len(want)), f"line {number}"
+    return fixes
+
+
+# ------------------------------------------------- 1. the three exercises, typed
+
+
+@pytest.mark.parametrize("name", LABS)
+def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name):
+    open_page(page, base_url, name)
+    index = cell_index(f"{name}.md", tag="exercise")
+    solution = reference_solution(read_page(f"{name}.md"))  # micrograd's is the whole cell
+    empty_editor(page, index)
+    type_as_learner(page, index, solution)
+
+    # What the editor holds is the solution, as written (blank lines may keep spaces).
+    shown = lines(page, index)
+    want = solution.rstrip("\n").split("\n")
+    assert [line.rstrip() for line in shown[: len(want)]] == want
+    assert all(not line.strip() for line in shown[len(want) :])
+
+    before = runs(page, index)
+    page.keyboard.press("Control+Enter")  # the cursor is still in the editor
+    wait_runs(page, index, before + 1)
+    output = cell(page, index).locator(".cell_output").inner_text()
+    assert cell(page, index).get_attribute("data-state") == "done", output
+    assert "Error" not in output
+    results = check(page)
+    assert results and set(results.values()) == {"passed"}, results
+
+
+# ------------------------------------------------- 2. keys in the editor
+
+
+def test_enter_after_a_colon_indents_by_four(page, base_url):
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    page.keyboard.type("def f(x):")
+    page.keyboard.press("Enter")
+    assert active_line(page, 0) == " " * 4
+    page.keyboard.type("if x:")
+    page.keyboard.press("Enter")
+    assert active_line(page, 0) == " " * 8
+    page.keyboard.press("Backspace")  # in the indentation, Backspace takes a whole level away
+    assert active_line(page, 0) == " " * 4
+
+
+@pytest.mark.parametrize("statement", ["pass", "return x"])
+def test_enter_after_a_statement_that_ends_the_block_dedents(page, base_url, statement):
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    for line in ("def f(x):", "if x:", "if x:"):
+        page.keyboard.type(line)
+        page.keyboard.press("Enter")
+    assert active_line(page, 0) == " " * 12
+    page.keyboard.type(statement)
+    page.keyboard.press("Enter")
+    assert active_line(page, 0) == " " * 8, "the block ended: the next line belongs to the enclosing one"
+
+
+def test_tab_and_shift_tab_indent_by_four_one_line_or_a_selection(page, base_url):
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    page.keyboard.type("def f(x):")
+    page.keyboard.press("Enter")
+    page.keyboard.type("a = 1")
+    page.keyboard.press("Tab")
+    assert caret(page, 0) == (" " * 8 + "a = 1", 13), "Tab indents the line (the cursor stays after the code)"
+    page.keyboard.press("Shift+Tab")
+    assert caret(page, 0) == (" " * 4 + "a = 1", 9)
+    page.keyboard.press("Enter")
+    page.keyboard.type("b = 2")
+    page.keyboard.press("Enter")
+    page.keyboard.type("c = 3")
+    assert lines(page, 0) == ["def f(x):", "    a = 1", "    b = 2", "    c = 3"]
+
+    # Select the three body lines (from the end of the first, Shift+ArrowDown twice).
+    press(page, "ArrowUp", 2)
+    page.keyboard.press("End")
+    press(page, "Shift+ArrowDown", 2)
+    page.keyboard.press("Tab")
+    assert lines(page, 0) == ["def f(x):", "        a = 1", "        b = 2", "        c = 3"]
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    assert lines(page, 0) == ["def f(x):", "a = 1", "b = 2", "c = 3"]
+    page.keyboard.press("Tab")
+    assert lines(page, 0) == ["def f(x):", "    a = 1", "    b = 2", "    c = 3"]
+
+
+def test_escape_then_tab_leaves_the_editor(page, base_url):
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    inside = "() => !!document.activeElement && !!document.activeElement.closest('.cm-editor')"
+    page.keyboard.type("x = 1")
+    page.keyboard.press("Tab")  # without Escape, Tab is the editor's: it indents
+    assert page.evaluate(inside)
+    assert lines(page, 0) == ["    x = 1"]
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert not page.evaluate(inside), "Escape then Tab should move the focus out of the editor"
+    assert lines(page, 0) == ["    x = 1"]  # and not indent
+
+
+def test_the_keys_hint_is_shown_once_and_names_tab_and_escape(page, base_url):
+    open_page(page, base_url, "micrograd")
+    hint = page.locator("p.pc-keys")
+    assert hint.count() == 1
+    assert hint.is_visible()
+    text = hint.inner_text()
+    assert "Tab" in text and "Shift+Tab" in text and "Esc" in text
+
+
+# ------------------------------------------------- 3. phones
+
+
+def test_the_status_bar_is_short_on_a_phone(phone_page, base_url):
+    for name in LABS:
+        open_page(phone_page, base_url, name)
+        box = phone_page.locator(".pc-runtime").bounding_box()
+        assert box and box["height"] <= 80, f"{name}: the status bar is {box and box['height']} px tall"
+
+
+# Each visual line of a .cm-line, top to bottom: [its top, the left of its leftmost character, the left of
+# its leftmost non-space character], measured with a Range over each character.
+VISUAL_LINES = """line => {
+    const rows = new Map();
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode()); ) {
+        for (let i = 0; i < node.length; i++) {
+            const range = document.createRange();
+            range.setStart(node, i);
+            range.setEnd(node, i + 1);
+            const rect = [...range.getClientRects()].find((r) => r.width > 0);
+            if (!rect) continue;
+            const top = Math.round(rect.top);
+            const row = rows.get(top) || { left: Infinity, code: Infinity };
+            row.left = Math.min(row.left, rect.left);
+            if (node.data[i] !== " ") row.code = Math.min(row.code, rect.left);
+            rows.set(top, row);
+        }
+    }
+    return [...rows.entries()].sort((a, b) => a[0] - b[0]).map(([top, r]) => [top, r.left, r.code]);
+}"""
+
+
+def test_a_long_indented_line_wraps_under_its_indentation_on_a_phone(phone_page, base_url, artifacts_dir):
+    page = phone_page
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    page.keyboard.type("def f():")
+    page.keyboard.press("Enter")
+    long = "x = " + " + ".join(str(i) for i in range(1, 40))
+    page.keyboard.type(long)
+    page.keyboard.press("Enter")
+    page.keyboard.type("return x")
+    assert lines(page, 0) == ["def f():", "    " + long, "    return x"]
+
+    line = cell(page, 0).locator(".cm-line").nth(1)
+    rows = line.evaluate(VISUAL_LINES)
+    assert len(rows) >= 3, f"the line should wrap on a phone: {rows}"
+    first_code = rows[0][2]  # where "x" is drawn, after the line's 4 spaces
+    assert rows[0][1] < first_code - 10, f"the first visual line starts with its indentation: {rows}"
+    for top, left, _ in rows[1:]:
+        assert left >= first_code - 2, (
+            f"a wrapped part of the line (at y={top}) starts at x={left:.1f}, left of its code at x={first_code:.1f}"
+        )
+    # The cell, scrolled to just under the sticky status bar (which would cover its top).
+    cell(page, 0).evaluate(
+        """el => window.scrollBy(0, el.getBoundingClientRect().top
+            - document.querySelector('.pc-runtime').getBoundingClientRect().bottom - 8)"""
+    )
+    page.screenshot(path=str(artifacts_dir / "typing-hanging-indent-phone.png"), clip=cell(page, 0).bounding_box())
