@@ -217,6 +217,13 @@ export class Cell {
     this.saved = value;
     this.markEdited();
     if (this.conflict) return this.unsavedBecause(null); // not written until the learner chooses
+    if (value === this.synced) {
+      // Already what storage holds (saved here, or just taken from another tab): writing it
+      // again would race the other tab's next save.
+      this.unsavedBecause(null);
+      unsaved.delete(this);
+      return;
+    }
     // Another tab wrote since this one last looked (its storage event may not have come yet).
     const stored = this.page.store.get(this.index);
     if (stored !== this.synced && stored !== value) return this.otherTab(stored);
@@ -270,6 +277,12 @@ export class Cell {
     if (choice === "theirs") await this.setText(conflict.value === null ? this.original : conflict.value);
     this.persist();
     this.runButton.focus();
+  }
+
+  /** The whole storage was cleared (another site on this address did it): this page holds the only copy. */
+  storageCleared() {
+    this.synced = null;
+    this.persist();
   }
 
   clearConflict() {

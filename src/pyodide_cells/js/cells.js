@@ -107,7 +107,8 @@ function main() {
   scheduler.changed();
 
   store.onOtherTab((index, value) => {
-    for (const cell of index < 0 ? cells : [cells[index]]) cell?.otherTab(index < 0 ? null : value);
+    if (index < 0) cells.forEach((cell) => cell.storageCleared());
+    else cells[index]?.otherTab(value);
   });
   window.addEventListener("beforeunload", (event) => {
     if (!unsaved.size) return;

@@ -82,7 +82,8 @@ export class OutputArea {
     if (finished) pre.insertBefore(document.createTextNode(finished), open);
     open.data = shown;
     this.scrolled(pre, follow);
-    return finished.length + shown.length - (finished ? 0 : shownBefore);
+    // What this write added to what is shown: the open line's old text is in `finished` or `shown` again.
+    return Math.max(0, finished.length + shown.length - shownBefore);
   }
 
   /** Keep a box that overflows at its end (unless the learner scrolled up) and reachable by keyboard. */

@@ -1,0 +1,501 @@
+"""Saved edits and long output, the way a learner meets them (issue 13, defects 6 and 7).
+
+- Storage full: several sites share one origin on a user's GitHub Pages, and
+  another site may have filled its localStorage. An edit that cannot be saved
+  says so on the cell, and leaving the page asks first; once there is room
+  again, the next keystroke saves it.
+- Two tabs of one page share their edits: a cell not changed in one tab takes
+  the other tab's edit; a cell changed in both asks, and neither tab's code is
+  saved over the other until the learner chooses.
+- Long output: 100,000 printed lines keep the page short; the stream box has
+  a limited height, follows the end unless the learner scrolled up in it, can
+  be reached with the keyboard, and a note below it says how much was cut.
+
+Other sites' data is put into localStorage with ``page.evaluate``, as another
+site on the same origin would; what is saved is read back the same way. The
+two-tab tests also note, in each tab, the storage events it receives, to know
+when a tab has caught up with the other (see ``settled``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from tests.browser.test_micrograd_page import (
+    READY,
+    TIMEOUT,
+    cell,
+    editor,
+    open_lab,
+    runs,
+    set_code,
+    type_code,
+    wait_runs,
+)
+from tests.conftest import _new_page
+
+pytestmark = pytest.mark.browser
+EXERCISE = 0  # micrograd's first cell: the exercise, a long cell
+KEY = "pyodide-cells:v1:/micrograd.html:cell-0"  # where the runtime keeps cell 0's edit
+FILLER = "another-site:filler-"  # keys another site on this origin keeps
+
+# ------------------------------------------------------------------ helpers
+
+# Fill localStorage the way another site on this origin might: big strings
+# under its own keys, halving the size whenever setItem throws, until not even
+# a one-character key fits; then its last string grows the same way, until not
+# one more character fits anywhere. Returns how many characters it stored.
+FILL_STORAGE = """prefix => {
+  const put = (key, value) => {
+    try {
+      localStorage.setItem(key, value);
+      return true;
+    } catch (err) {
+      if (err.name !== 'QuotaExceededError') throw err;
+      return false;
+    }
+  };
+  let n = 0, stored = 0, last = '';
+  for (let size = 1 << 20; size >= 1; ) {
+    const value = 'x'.repeat(size);
+    if (put(prefix + n, value)) {
+      last = value;
+      n += 1;
+      stored += size;
+    } else size = Math.floor(size / 2);
+  }
+  for (let size = 64; n && size >= 1; ) {
+    if (put(prefix + (n - 1), last + 'x'.repeat(size))) {
+      last += 'x'.repeat(size);
+      stored += size;
+    } else size = Math.floor(size / 2);
+  }
+  return stored;
+}"""
+
+FREE_STORAGE = """prefix => {
+  for (const key of Object.keys(localStorage)) if (key.startsWith(prefix)) localStorage.removeItem(key);
+}"""
+
+# The code a cell shows: its editor's lines (CodeMirror draws the lines near
+# the screen, the first ones included), or the highlighted code it was built with.
+SHOWN_CODE = """i => {
+  const box = document.querySelectorAll('div.cell.pc-live')[i];
+  const cm = box.querySelector('.cm-content');
+  if (cm) return [...cm.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\\n');
+  return box.querySelector('.cell_input pre').textContent;
+}"""
+
+
+def stored(page) -> str | None:
+    """Cell 0's saved edit, as the page's localStorage holds it."""
+    return page.evaluate("k => localStorage.getItem(k)", KEY)
+
+
+def first_line(page, index=EXERCISE) -> str:
+    return page.evaluate(SHOWN_CODE, index).split("\n", 1)[0]
+
+
+def type_at_top(page, text, index=EXERCISE):
+    """Click into the cell's code, go to its very start, type ``text`` key by key."""
+    editor(page, index).click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.type(text)
+
+
+def switch_to(page):
+    """The learner looks at this tab (its timers and frames run as a shown tab's do)."""
+    page.bring_to_front()
+    return page
+
+
+def expect_first_line(page, text, index=EXERCISE, timeout=TIMEOUT):
+    """Wait until the cell's code starts with the line ``text`` (the runtime shows it); say what it shows if not."""
+    switch_to(page)
+    try:
+        page.wait_for_function(
+            f"([i, t]) => ({SHOWN_CODE})(i).split('\\n', 1)[0] === t", arg=[index, text], timeout=timeout
+        )
+    except PlaywrightTimeout:
+        pytest.fail(f"the cell's first line is {first_line(page, index)!r}, not {text!r}; saved: {(stored(page) or '')[:80]!r}")
+
+
+@pytest.fixture
+def two_tabs(browser, recorder):
+    """Two tabs of one browser (one context: one localStorage), routed and
+    recorded like conftest's ``page``: no other origin, no page error, no
+    console error, in either tab."""
+    context, first = _new_page(browser, recorder, 1280, 900)
+    second = context.new_page()
+    second.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
+    second.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
+    yield first, second
+    context.close()
+    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
+    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+    assert recorder.console_errors == [], f"errors in the pages' consoles: {recorder.console_errors}"
+
+
+def open_tabs(tabs, base_url):
+    """Open micrograd in each tab, in order; once Python is ready in each (the
+    tabs are quiet), make cell 0's editor in each (a click on its code)."""
+    for tab in tabs:
+        switch_to(tab)
+        open_lab(tab, base_url, wait_ready=False)
+    for tab in tabs:
+        switch_to(tab)
+        tab.wait_for_function(READY, timeout=TIMEOUT)
+        editor(tab, EXERCISE)
+
+
+# ------------------------------------------------------------- storage full
+
+
+def test_an_edit_that_cannot_be_saved_says_so_and_is_saved_once_there_is_room(page, base_url):
+    open_lab(page, base_url, wait_ready=False)
+    filled = page.evaluate(FILL_STORAGE, FILLER)
+    assert filled > 1_000_000, f"only {filled} characters went into localStorage"
+    with pytest.raises(Exception, match="QuotaExceeded|exceeded the quota"):
+        page.evaluate("localStorage.setItem('another-site:probe', 'x')")
+
+    type_at_top(page, "# kept only in this page\n")
+    note = cell(page, EXERCISE).locator(".pc-not-saved")
+    expect(note).to_be_visible(timeout=TIMEOUT)
+    assert note.inner_text().startswith("Not saved:") and "full" in note.inner_text()
+    assert note.get_attribute("role") == "alert"
+    assert stored(page) is None
+    assert first_line(page) == "# kept only in this page"
+
+    # Leaving asks first: a beforeunload dialog, which the learner dismisses (stays).
+    dialogs = []
+
+    def on_dialog(dialog):
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    with page.expect_event("dialog", timeout=TIMEOUT):
+        page.close(run_before_unload=True)
+    assert dialogs == ["beforeunload"]
+    assert not page.is_closed()
+    assert first_line(page) == "# kept only in this page"
+    expect(note).to_be_visible()
+
+    # The other site frees its data: the next keystroke saves the edit.
+    page.evaluate(FREE_STORAGE, FILLER)
+    editor(page, EXERCISE).click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("End")
+    page.keyboard.type("!")
+    expect(note).to_have_count(0, timeout=TIMEOUT)
+    assert stored(page).startswith("# kept only in this page!\n# main.py:")
+
+    # Nothing unsaved is left: a reload does not ask, and shows the edit.
+    page.reload()
+    assert dialogs == ["beforeunload"]
+    expect(cell(page, EXERCISE).locator(".cm-content")).to_contain_text("# kept only in this page!", timeout=TIMEOUT)
+    assert first_line(page) == "# kept only in this page!"
+    expect(cell(page, EXERCISE).locator(".pc-edited")).to_be_visible()
+    assert cell(page, EXERCISE).locator(".pc-note").count() == 0
+
+
+# ----------------------------------------------------------------- two tabs
+
+
+# Test bookkeeping in a tab: the storage events it receives, as "key=newValue".
+SEEN = "() => { window.seenStorage = []; addEventListener('storage', (e) => seenStorage.push(e.key + '=' + e.newValue), true); }"
+
+
+def settled(writer, reader):
+    """Wait until ``reader`` has had the storage event of ``writer``'s latest
+    save of cell 0 (the runtime's listener handles it in the same dispatch),
+    and ``writer`` every write ``reader`` made meanwhile: a note another site
+    writes from ``reader`` afterwards reaches ``writer`` after them."""
+    last = stored(writer)
+    switch_to(reader)
+    reader.wait_for_function("v => seenStorage.includes(v)", arg=f"{KEY}={last}", timeout=TIMEOUT)
+    token = str(reader.evaluate("performance.now() + Math.random()"))
+    reader.evaluate("t => localStorage.setItem('another-site:note', t)", token)
+    switch_to(writer)
+    writer.wait_for_function("t => seenStorage.includes('another-site:note=' + t)", arg=token, timeout=TIMEOUT)
+
+
+def what_tabs_show(a, b) -> str:
+    received = [s[len(KEY) + 1:][:14] for s in a.evaluate("seenStorage") if s.startswith(KEY)]
+    return (f"A shows {first_line(a)!r}, B shows {first_line(b)!r}, storage holds {(stored(a) or '')[:30]!r}; "
+            f"cell 0 saves A received from B: {received}")
+
+
+def test_an_edit_in_one_tab_shows_in_the_other(two_tabs, base_url):
+    a, b = two_tabs
+    open_tabs([a, b], base_url)
+    for tab in (a, b):
+        tab.evaluate(SEEN)
+    switch_to(a)
+    type_at_top(a, "# typed in tab A\n")
+    settled(a, b)
+    # B had not changed the cell: it takes A's code, and A keeps it.
+    assert first_line(b) == first_line(a) == "# typed in tab A", what_tabs_show(a, b)
+    assert stored(b).startswith("# typed in tab A\n# main.py:")
+    assert b.locator(".pc-note").count() == 0 and a.locator(".pc-note").count() == 0  # no conflict
+    assert cell(b, EXERCISE).locator(".pc-cell-status").inner_text() == "Updated with the edit made in another tab"
+    expect(cell(b, EXERCISE).locator(".pc-edited")).to_be_visible()
+
+    # And back: B goes on typing, A (unchanged since) follows.
+    switch_to(b)
+    type_at_top(b, "# and in tab B\n")
+    settled(b, a)
+    assert first_line(a) == first_line(b) == "# and in tab B", what_tabs_show(a, b)
+    assert stored(a).startswith("# and in tab B\n# typed in tab A\n# main.py:")
+    assert a.locator(".pc-note").count() == 0 and b.locator(".pc-note").count() == 0
+
+
+def test_one_keystroke_in_an_older_tab_keeps_the_other_tabs_work(two_tabs, base_url):
+    """The old bug: B edited and saved; A, opened earlier, took one key; on reload B's work was gone."""
+    a, b = two_tabs
+    switch_to(a)
+    open_lab(a, base_url, wait_ready=False)  # A: opened first, never touched
+    a.evaluate(SEEN)
+    switch_to(b)
+    open_lab(b, base_url, wait_ready=False)
+    b.evaluate(SEEN)
+    type_at_top(b, "# an hour of work in tab B\n")
+    assert stored(b).startswith("# an hour of work in tab B\n# main.py:")
+    settled(b, a)
+    assert first_line(a) == "# an hour of work in tab B", what_tabs_show(a, b)
+
+    switch_to(a)
+    type_at_top(a, "#")  # one key
+    settled(a, b)
+    assert first_line(b) == "## an hour of work in tab B", what_tabs_show(a, b)
+    assert stored(a).startswith("## an hour of work in tab B\n# main.py:")
+    for tab in (a, b):
+        switch_to(tab)
+        tab.reload()
+        expect(cell(tab, EXERCISE).locator(".cm-content")).to_contain_text("## an hour of work in tab B", timeout=TIMEOUT)
+        assert first_line(tab) == "## an hour of work in tab B"
+        assert tab.locator(".pc-note").count() == 0
+
+
+def make_conflict(a, b, mine, theirs):
+    """B changes cell 0 while storage is full (its edit is not saved); the
+    other site frees its data; then A changes the same cell and saves.
+    B has changed the cell too, since it last matched: it must ask."""
+    switch_to(a)
+    a.evaluate(FILL_STORAGE, FILLER)
+    switch_to(b)
+    before = stored(b)
+    type_at_top(b, mine)
+    expect(cell(b, EXERCISE).locator(".pc-not-saved")).to_be_visible(timeout=TIMEOUT)
+    assert stored(b) == before
+    switch_to(a)
+    a.evaluate(FREE_STORAGE, FILLER)
+    type_at_top(a, theirs)
+    assert stored(a).startswith(theirs)
+    switch_to(b)
+    conflict = cell(b, EXERCISE).locator(".pc-conflict")
+    expect(conflict).to_be_visible(timeout=TIMEOUT)
+    return conflict
+
+
+def test_a_cell_changed_in_both_tabs_asks_which_code_to_keep(two_tabs, base_url):
+    a, b = two_tabs
+    open_tabs([a, b], base_url)
+
+    conflict = make_conflict(a, b, "# B one\n", "# A one\n")
+    assert conflict.get_attribute("role") == "alert"
+    assert "also edited in another tab" in conflict.inner_text()
+    use = conflict.get_by_role("button", name="Use the other tab's code")
+    keep = conflict.get_by_role("button", name="Keep this code")
+    expect(use).to_be_visible()
+    expect(keep).to_be_visible()
+    # Neither overwrites the other: B shows its code, storage holds A's ...
+    assert first_line(b) == "# B one"
+    assert first_line(switch_to(a)) == "# A one"
+    assert stored(a).startswith("# A one\n# main.py:")
+    # ... while B goes on typing, and while A does.
+    type_at_top(switch_to(b), "# B two\n")
+    assert first_line(b) == "# B two"
+    assert stored(b).startswith("# A one\n# main.py:")
+    type_at_top(switch_to(a), "# A two\n")
+    assert stored(a).startswith("# A two\n# A one\n# main.py:")
+    switch_to(b)
+    assert first_line(b) == "# B two"
+    expect(conflict).to_be_visible()
+
+    # "Use the other tab's code": B shows A's (latest) code; no note is left.
+    use.click()
+    expect_first_line(b, "# A two")
+    expect(cell(b, EXERCISE).locator(".pc-note")).to_have_count(0)
+    assert stored(b).startswith("# A two\n# A one\n# main.py:")
+    assert "# B" not in stored(b)
+
+    # A new conflict, and "Keep this code": B's code is saved, and A takes it.
+    conflict = make_conflict(a, b, "# B three\n", "# A three\n")
+    conflict.get_by_role("button", name="Keep this code").click()
+    expect(cell(b, EXERCISE).locator(".pc-note")).to_have_count(0, timeout=TIMEOUT)
+    assert stored(b).startswith("# B three\n# A two\n# A one\n# main.py:")
+    expect_first_line(a, "# B three")
+    b.reload()
+    expect(cell(b, EXERCISE).locator(".cm-content")).to_contain_text("# B three", timeout=TIMEOUT)
+    assert first_line(b) == "# B three"
+    assert b.locator(".pc-note").count() == 0
+
+
+# A slow tab (a slow machine, a big output being drawn): each storage event
+# comes while it is busy with something else for a while.
+SLOW_TAB = """ms => addEventListener('storage', () => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}, { capture: true })"""
+
+
+def test_a_slow_tab_does_not_undo_typing_in_the_other_tab(two_tabs, base_url):
+    """A types while B lags behind; once B catches up, A's typing is still there, in both tabs and in storage."""
+    a, b = two_tabs
+    open_tabs([a, b], base_url)
+    for tab in (a, b):
+        tab.evaluate(SEEN)
+    b.evaluate(SLOW_TAB, 50)
+    switch_to(a)
+    type_at_top(a, "# typed in A\n")
+    assert stored(a).startswith("# typed in A\n# main.py:")
+    settled(a, b)
+    assert first_line(a) == first_line(b) == "# typed in A", f"A's typing was undone: {what_tabs_show(a, b)}"
+    assert stored(a).startswith("# typed in A\n# main.py:")
+    assert a.locator(".pc-note").count() == 0 and b.locator(".pc-note").count() == 0
+
+
+def test_another_site_clearing_the_storage_does_not_wipe_an_open_edit(two_tabs, base_url):
+    """Another site on the origin calls localStorage.clear() (its "log out"): the open lab keeps the learner's code."""
+    lab, other = two_tabs
+    switch_to(lab)
+    open_lab(lab, base_url, wait_ready=False)
+    lab.evaluate(SEEN)
+    type_at_top(lab, "# my work\n")
+    assert stored(lab).startswith("# my work\n# main.py:")
+    switch_to(other)
+    other.goto(f"{base_url}/index.html")  # stands for another site's page on this origin
+    other.evaluate("localStorage.clear()")
+    switch_to(lab)
+    lab.wait_for_function("() => seenStorage.includes('null=null')", timeout=TIMEOUT)
+    assert first_line(lab) == "# my work", f"the open edit was wiped: the cell shows {first_line(lab)!r}"
+    # Only this page still has the edit: it saves it again (or says it could not).
+    saved_again = (stored(lab) or "").startswith("# my work\n")
+    assert saved_again or cell(lab, EXERCISE).locator(".pc-not-saved").is_visible()
+
+
+# -------------------------------------------------------------- long output
+
+LONG = "for i in range(100_000): print(i)\nprint('end')"
+# Characters the cell prints: one line per number, then "end".
+PRINTED = sum(len(str(i)) + 1 for i in range(100_000)) + len("end\n")
+AT_END = "b => b.scrollTop + b.clientHeight >= b.scrollHeight - 30"
+
+
+def test_long_output_keeps_the_page_short_and_follows_the_end(page, base_url, artifacts_dir):
+    open_lab(page, base_url)
+    type_code(page, EXERCISE, "for i in range(100_000): print(i)")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Shift+Tab")  # the editor may indent after a colon: back to the margin
+    page.keyboard.type("print('end')")
+    assert page.evaluate(SHOWN_CODE, EXERCISE) == LONG
+
+    before = runs(page, EXERCISE)
+    cell(page, EXERCISE).locator(".pc-run").click()
+    # While it runs, once the box overflows, it shows the end.
+    seen = page.wait_for_function(
+        """() => {
+          const c = document.querySelectorAll('div.cell.pc-live')[0];
+          const b = c.querySelector('.cell_output pre.pc-scroll');
+          if (!b || b.scrollHeight <= b.clientHeight + 1) return false;
+          return {state: c.dataset.state, atEnd: b.scrollTop + b.clientHeight >= b.scrollHeight - 30,
+                  height: document.documentElement.scrollHeight};
+        }""",
+        timeout=TIMEOUT,
+    ).json_value()
+    assert seen["atEnd"], seen
+    assert seen["height"] < 20000, seen
+    wait_runs(page, EXERCISE, before + 1)
+    assert cell(page, EXERCISE).get_attribute("data-state") == "done"
+
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 20000, f"the page is {height}px tall"
+    box = cell(page, EXERCISE).locator(".cell_output pre.pc-scroll")
+    assert box.count() == 1
+    assert box.evaluate("b => b.clientHeight") < 600 and box.bounding_box()["height"] < 600
+    assert box.evaluate("b => b.scrollHeight") > 10 * box.evaluate("b => b.clientHeight")
+    assert box.evaluate(AT_END), box.evaluate("b => [b.scrollTop, b.clientHeight, b.scrollHeight]")
+    text = box.evaluate("b => b.textContent")
+    assert text.startswith("0\n1\n2\n") and "end" not in text
+
+    # The note below the box says how much was cut, and shows with the box.
+    note = cell(page, EXERCISE).locator("p.pc-truncated")
+    assert note.inner_text() == f"… output cut: {PRINTED - len(text):,} more characters not shown"
+    box.scroll_into_view_if_needed()
+    assert note.is_visible()
+    at = note.bounding_box()
+    assert 0 <= at["y"] and at["y"] + at["height"] <= 900, f"the note is out of the window: {at}"
+    bar = page.locator(".pc-runtime").bounding_box()
+    assert at["y"] >= bar["y"] + bar["height"] or bar["y"] > at["y"] + at["height"], "the bar covers the note"
+
+    # The box is reached with the keyboard (Escape, then Tab, leaves the editor) and scrolls with it.
+    assert box.get_attribute("tabindex") == "0"
+    editor(page, EXERCISE).click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert box.evaluate("b => document.activeElement === b"), page.evaluate("document.activeElement.outerHTML.slice(0, 120)")
+    page.keyboard.press("Home")
+    page.wait_for_function("b => b.scrollTop === 0", arg=box.element_handle(), timeout=TIMEOUT)
+    page.keyboard.press("End")
+    page.wait_for_function(AT_END, arg=box.element_handle(), timeout=TIMEOUT)
+
+    box.scroll_into_view_if_needed()
+    cell(page, EXERCISE).screenshot(path=str(artifacts_dir / "long-output-desktop.png"))
+    # Cut at the limit: the box holds the first 200,000 characters printed.
+    assert len(text) == 200_000, f"the box holds {len(text):,} characters, {200_000 - len(text)} short of the limit"
+
+
+SLOW = (
+    "import sys, time\n"
+    "for i in range(3000):\n"
+    "    print(i)\n"
+    "    if i % 100 == 99:\n"
+    "        sys.stdout.flush()\n"
+    "        time.sleep(0.1)\n"
+    "print('end')\n"
+)
+
+
+def test_the_box_stays_where_the_learner_scrolled_while_the_run_goes_on(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, EXERCISE, SLOW)
+    before = runs(page, EXERCISE)
+    cell(page, EXERCISE).locator(".pc-run").click()
+    box = cell(page, EXERCISE).locator(".cell_output pre.pc-scroll")
+    page.wait_for_function(
+        """() => {
+          const b = document.querySelectorAll('div.cell.pc-live')[0].querySelector('.cell_output pre.pc-scroll');
+          return b && b.scrollHeight > b.clientHeight + 200;
+        }""",
+        timeout=TIMEOUT,
+    )
+    box.scroll_into_view_if_needed()
+    assert box.evaluate(AT_END)
+    # The learner scrolls up in the box with the mouse wheel, to read.
+    at = box.bounding_box()
+    page.mouse.move(at["x"] + at["width"] / 2, at["y"] + at["height"] / 2)
+    page.mouse.wheel(0, -150)
+    page.wait_for_function(f"b => !({AT_END})(b)", arg=box.element_handle(), timeout=TIMEOUT)
+    assert cell(page, EXERCISE).get_attribute("data-state") == "running", "the run ended before the learner scrolled"
+    grown_from = box.evaluate("b => b.scrollHeight")
+
+    wait_runs(page, EXERCISE, before + 1)
+    assert cell(page, EXERCISE).get_attribute("data-state") == "done"
+    assert box.evaluate("b => b.textContent").endswith("2998\n2999\nend\n")
+    assert box.evaluate("b => b.scrollHeight") > grown_from  # output went on coming
+    where = box.evaluate("b => [b.scrollTop, b.clientHeight, b.scrollHeight]")
+    assert not box.evaluate(AT_END), f"the box jumped to the end: {where}"
+    assert page.evaluate("document.documentElement.scrollHeight") < 20000
