@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -180,19 +181,19 @@ CHECKS = (
 )
 
 
-def test_checks_share_one_copy_of_the_namespace(runner_module):
-    namespace = {"x": 2}
-    records = runner_module.run_checks(namespace, [SETUP, CHECKS])
+def test_checks_share_one_copy_of_the_namespace(run):
+    run("x = 2")
+    records = json.loads(run.runner.check(json.dumps([SETUP, CHECKS])))["results"]
     assert [(r["name"], r["status"], r["setup"]) for r in records] == [
         ("", "passed", True),
         ("Triple", "passed", False),
-        ("Division", "failed", False),
+        ("Division", "error", False),
         ("Wrong on purpose", "failed", False),
     ]
     assert records[1]["description"] == "x * 3" and records[1]["expected"] == "6"
     assert records[2]["got"] == "ZeroDivisionError: division by zero"
     assert records[3]["expected"] == "8" and records[3]["got"] == "7"
-    assert namespace == {"x": 2}  # the learner's namespace is untouched
+    assert "y" not in run.runner.namespace  # the learner's namespace is untouched
 
 
 def test_checks_run_against_the_cells_namespace(run):
@@ -228,10 +229,14 @@ def test_the_limits_come_from_the_file_the_page_reads(runner_module):
     assert small.max_plain_chars == 5
 
 
-def test_a_failing_setup_line_is_reported(runner_module):
-    records = runner_module.run_checks({}, [">>> z = undefined\n>>> z  # Uses z\n1\n"])
-    assert [(r["status"], r["setup"]) for r in records] == [("failed", True), ("failed", False)]
-    assert records[0]["got"] == "NameError: name 'undefined' is not defined"
+def test_a_failing_setup_line_stops_its_block_and_says_why(run):
+    """A later check was compared against a value an earlier block left behind."""
+    blocks = [">>> z = 1\n", ">>> z = undefined\n>>> z  # Uses z\n1\n", ">>> 2  # Next block runs\n2\n"]
+    records = json.loads(run.runner.check(json.dumps(blocks)))["results"]
+    assert [(r["status"], r["setup"]) for r in records] == [
+        ("passed", True), ("error", True), ("not run", False), ("passed", False)]
+    assert records[1]["got"] == "NameError: name 'undefined' is not defined"
+    assert records[2]["reason"] == "the set-up line `z = undefined` raised `NameError: name 'undefined' is not defined`"
 
 
 def test_the_runner_does_not_import_doctest_until_checks_run():
@@ -243,12 +248,14 @@ def test_the_runner_does_not_import_doctest_until_checks_run():
         "import importlib.util, sys\n"
         f"spec = importlib.util.spec_from_file_location('r', {str(RUNNER)!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-        "m.CellRunner(lambda k, p: None).run('x = 1')\n"
+        "import labs, labs.checks\n"
+        "r = m.CellRunner(lambda k, p: None); r.run('x = 1')\n"
         "print('doctest' in sys.modules)\n"
-        "m.run_checks({}, ['>>> 1\\n1\\n'])\n"
+        "r.check('[\">>> 1\\\\n1\\\\n\"]')\n"
         "print('doctest' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(RUNNER.parents[2])}).stdout
     assert out.split() == ["False", "True"]
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import doctest
 import io
 from contextlib import redirect_stdout
 
 from labs.autograd import Value as ReferenceValue
+from labs.checks import doctest_blocks, run_blocks
 from labs.graph import summary
 from tests.pages import exercise_code, micrograd_solution, read_page
 
-CHECK_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 GRADIENT_CHECKS = [
     "Output gradient", "tanh backward", "Bias gradient", "Input x1 gradient",
     "Weight w1 gradient", "Input x2 gradient",
@@ -26,26 +25,9 @@ def run_cell(code: str) -> tuple[dict, str]:
 
 
 def page_checks(namespace: dict) -> dict[str, str]:
-    """Run the page's doctest examples against ``namespace``: {check name: passed|failed}."""
-    test = doctest.DocTestParser().get_doctest(read_page("micrograd.md"), dict(namespace), "micrograd", None, 0)
-    results: dict[str, str] = {}
-
-    class Runner(doctest.DocTestRunner):
-        def _name(self, example):
-            return example.source.split("#", 1)[1].split(":", 1)[0].strip() if "#" in example.source else None
-
-        def report_success(self, out, test, example, got):
-            if self._name(example):
-                results[self._name(example)] = "passed"
-
-        def report_failure(self, out, test, example, got):
-            results[self._name(example) or example.source] = "failed"
-
-        def report_unexpected_exception(self, out, test, example, exc_info):
-            results[self._name(example) or example.source] = "error"
-
-    Runner(optionflags=CHECK_FLAGS).run(test, out=lambda s: None)
-    return results
+    """Run the page's checks with the page's own engine (labs.checks): {check name: status}."""
+    results = run_blocks(doctest_blocks(read_page("micrograd.md")), namespace)
+    return {r.check.name: r.status for r in results if not r.check.setup}
 
 
 def test_the_starter_holds_the_three_todos_and_runs():

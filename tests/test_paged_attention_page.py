@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import labs.paged_attention as pa
+from labs.checks import doctest_blocks, run_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
@@ -32,7 +33,6 @@ PAGE = ROOT / "docs" / "paged_attention.md"
 TEXT = PAGE.read_text()
 EXERCISE = re.compile(r"^```\{code-cell\} python\n:tags: \[exercise\]\n(.*?)^```$", re.S | re.M)
 SOLUTION = re.compile(r"^:::\{dropdown\} Reference solution\n(?::\w[^\n]*\n)*```python\n(.*?)^```$", re.S | re.M)
-FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 TRANSLATIONS = [  # the checks the translation TODO owns
     "First block", "End of the first block", "Second block", "End of the second block", "Third block",
@@ -66,21 +66,12 @@ def check_name(example: doctest.Example) -> str:
 
 
 def run_checks(names: dict) -> tuple[list[str], list[str], int]:
-    """Run the page's doctest against ``names``: (failed checks, checks that raised unexpectedly, attempted)."""
-    test = doctest.DocTestParser().get_doctest(TEXT, dict(names), PAGE.name, str(PAGE), 0)
-    failed, raised = [], []
-
-    class Runner(doctest.DocTestRunner):
-        def report_failure(self, out, test, example, got):
-            failed.append(check_name(example))
-
-        def report_unexpected_exception(self, out, test, example, exc_info):
-            failed.append(check_name(example))
-            raised.append(check_name(example))
-
-    result = Runner(optionflags=FLAGS).run(test, out=lambda s: None)
-    assert result.failed == len(failed)
-    return failed, raised, result.attempted
+    """Run the page's checks with the page's own engine (labs.checks) against ``names``:
+    (failed checks, checks that raised unexpectedly, checks run)."""
+    results = [r for r in run_blocks(doctest_blocks(TEXT), names) if not r.check.setup]
+    failed = [r.check.name for r in results if r.status != "passed"]
+    raised = [r.check.name for r in results if r.status == "error"]
+    return failed, raised, sum(r.status != "not run" for r in results)
 
 
 def define(code: str) -> dict:

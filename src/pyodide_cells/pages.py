@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,18 @@ def has_code_cells(doctree: nodes.document | None) -> bool:
     return False
 
 
+def page_checks(doctree: nodes.document) -> dict[str, list]:
+    """The page's doctest blocks (as rendered, in page order) and their checks, read by
+    ``labs.checks`` (the engine that runs them in the page and in CI): the console lists
+    ``checks`` before they run, and sends ``blocks`` to Python to run them."""
+    from labs.checks import parse_block
+
+    blocks = [node.astext() + "\n" for node in doctree.findall(nodes.literal_block)
+              if "doctest-block" in node.get("classes", [])]
+    checks = [asdict(check) for index, text in enumerate(blocks) for check in parse_block(text, index)]
+    return {"blocks": blocks, "checks": checks}
+
+
 def checks_use(app: Sphinx, pagename: str) -> list[str]:
     """The names a page's checks take from the learner (front matter ``lab.checks_use``)."""
     lab = app.env.metadata.get(pagename, {}).get("lab") or {}
@@ -39,6 +52,7 @@ def on_html_page_context(
     config = {
         "page": pagename,
         "checksUse": checks_use(app, pagename),
+        **page_checks(doctree),
         "worker": app.pyodide_cells_worker,  # assets.py: versioned once per build
     }
     # The config and the boot script go into <head>, right after the meta tags

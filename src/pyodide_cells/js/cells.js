@@ -88,10 +88,10 @@ function main() {
   };
   roots.forEach((root, index) => cells.push(new Cell(root, index, page)));
 
-  const blocks = /** @type {HTMLElement[]} */ ([...document.querySelectorAll("div.doctest-block pre")]);
-  const checks = blocks.length
-    ? new ChecksConsole(blocks, {
-        check: (texts) => scheduler.check(texts, CONFIG.checksUse || [], cellAt),
+  const firstBlock = /** @type {HTMLElement | null} */ (document.querySelector("div.doctest-block pre"));
+  const checks = firstBlock && CONFIG.checks?.length
+    ? new ChecksConsole(firstBlock, { blocks: CONFIG.blocks, checks: CONFIG.checks }, {
+        check: (blocks) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt),
         stop: () => scheduler.stop(),
       })
     : null;

@@ -1,48 +1,12 @@
 // @ts-check
-// The assertion console: the page's doctest blocks, run against the learner's namespace.
+// The assertion console: the page's checks, run against the learner's namespace.
 //
-// The blocks are the single source of the checks: the same text pytest runs in
-// CI. Each ">>>" line with expected output is a check; its "# Name: description"
-// comment names it. Lines without expected output are set-up.
+// It parses nothing: the checks were read from the page's doctest blocks at
+// build time by labs.checks (pages.py puts them in the page's config), and
+// the same engine runs them in Python and returns one result per check,
+// matched to its line here by block and line number, never by position.
 
 import { el } from "./util.js";
-
-/**
- * Parse doctest text into examples.
- * @param {string} text
- * @returns {{source: string, want: string, name: string, description: string}[]}
- */
-export function parseExamples(text) {
-  const lines = text.split("\n");
-  /** @type {{source: string, want: string[]}[]} */
-  const examples = [];
-  /** @type {{source: string, want: string[]} | null} */
-  let current = null;
-  for (const line of lines) {
-    const stripped = line.trimStart();
-    if (stripped.startsWith(">>>")) {
-      current = { source: stripped.slice(4), want: [] };
-      examples.push(current);
-    } else if (current && stripped.startsWith("...") && current.want.length === 0) {
-      current.source += "\n" + stripped.slice(4);
-    } else if (current && stripped !== "") {
-      current.want.push(line);
-    } else {
-      current = stripped === "" ? null : current;
-    }
-  }
-  return examples.map((ex) => {
-    const hash = ex.source.split("\n")[0].indexOf("#");
-    const comment = hash >= 0 ? ex.source.split("\n")[0].slice(hash + 1).trim() : "";
-    const [name, ...rest] = comment.split(":");
-    return {
-      source: (hash >= 0 ? ex.source.slice(0, hash) : ex.source).trim(),
-      want: ex.want.join("\n"),
-      name: name.trim(),
-      description: rest.join(":").trim(),
-    };
-  });
-}
 
 /** A traceback is long: "raises PageFault: t=48 ..." says what matters. @param {string} text */
 export function brief(text) {
@@ -51,49 +15,60 @@ export function brief(text) {
   return `raises ${last.replace(/^[\w.]*\.(\w+:)/, "$1")}`;
 }
 
-const ICON = { pending: "○", passed: "✓", failed: "✗", running: "…" };
+const ICON = { pending: "○", passed: "✓", failed: "✗", error: "✗", "not run": "–", running: "…" };
 
-/** @typedef {import("./scheduler.js").Run} Run @typedef {import("./protocol.js").CheckRecord} CheckRecord */
+/**
+ * @typedef {import("./scheduler.js").Run} Run
+ * @typedef {{name: string, description: string, source: string, expected: string, setup: boolean,
+ *   block: number, line: number}} Check  labs.checks.Check
+ * @typedef {Check & {status: "passed" | "failed" | "error" | "not run", got: string, reason: string}} CheckResult
+ */
+
+/** @param {{block: number, line: number}} c */
+const key = (c) => `${c.block}:${c.line}`;
 
 export class ChecksConsole {
   /**
-   * @param {HTMLElement[]} blocks  the page's doctest blocks (<pre>), in page order
-   * @param {{check: (texts: string[]) => Run, stop: () => void}} actions
+   * @param {HTMLElement} anchor  the page's first doctest block: the console goes before it
+   * @param {{blocks: string[], checks: Check[]}} page  from the page's config (pages.py)
+   * @param {{check: (blocks: string[]) => Run, stop: () => void}} actions
    */
-  constructor(blocks, actions) {
-    this.blocks = blocks;
+  constructor(anchor, page, actions) {
+    this.page = page;
     this.actions = actions;
-    this.examples = blocks.flatMap((pre) => parseExamples(pre.textContent || ""));
     /** @type {Run | null} the checks' run while it waits or runs */
     this.run = null;
     this.runs = 0;
-    this.build();
+    /** @type {Map<string, HTMLElement>} each check's line, by block and line number */
+    this.items = new Map();
+    this.build(anchor);
   }
 
-  build() {
-    const checks = this.examples.filter((ex) => ex.want !== "");
+  /** @param {HTMLElement} anchor */
+  build(anchor) {
+    const checks = this.page.checks.filter((c) => !c.setup);
     // One button that is Stop while the checks wait or run: it keeps the focus
     // (a button that disables itself drops it to the page).
     this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick: () => (this.run ? this.actions.stop() : this.check()) }));
     this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet` });
     this.list = el("ol", { class: "pc-checks-list" });
-    this.items = checks.map((ex, i) => {
+    checks.forEach((c, i) => {
       const item = el(
         "li",
         { class: "pc-check", "data-status": "pending" },
         el("span", { class: "pc-check-icon", "aria-hidden": "true", text: ICON.pending }),
         el("span", { class: "pc-check-body" },
-          el("strong", { class: "pc-check-name", text: ex.name || `Check ${i + 1}` }),
+          el("strong", { class: "pc-check-name", text: c.name || `Check ${i + 1}` }),
           " — ",
-          el("code", { text: ex.source }),
+          el("code", { text: c.source.split("#")[0].trim() }),
           " → ",
-          el("code", { text: brief(ex.want) }),
-          ex.description ? el("span", { class: "pc-check-desc", text: ` (${ex.description})` }) : null,
+          el("code", { text: brief(c.expected) }),
+          c.description ? el("span", { class: "pc-check-desc", text: ` (${c.description})` }) : null,
           el("span", { class: "pc-visually-hidden pc-check-status", text: ": not run yet" }),
           el("span", { class: "pc-check-detail" })),
       );
       this.list.append(item);
-      return item;
+      this.items.set(key(c), item);
     });
     this.setupErrors = el("div", { class: "pc-checks-setup", role: "alert" });
     this.warnings = el("div", { class: "pc-checks-warnings", role: "alert" });
@@ -109,16 +84,16 @@ export class ChecksConsole {
       this.list,
     );
     this.summary.setAttribute("aria-live", "polite");
-    this.blocks[0].closest("div.doctest-block")?.before(this.root);
+    (anchor.closest("div.doctest-block") || anchor).before(this.root);
   }
 
   /** Run the cells that have not run, then the checks; resolves when the checks' run ends. */
   async check() {
     if (this.run) return this.run.ended;
-    const run = (this.run = this.actions.check(this.blocks.map((pre) => pre.textContent || "")));
+    const run = (this.run = this.actions.check(this.page.blocks));
     this.root.dataset.state = "running";
     this.summary.textContent = "Running your cells, then the checks…";
-    for (const item of this.items) this.setItem(item, "running", "");
+    for (const item of this.items.values()) this.setItem(item, "running", "");
     this.setBusy(true);
     await run.ended;
     this.run = null;
@@ -126,9 +101,9 @@ export class ChecksConsole {
     this.runs += 1;
     if (run.state === "done" && run.answer?.results) {
       this.warnings.replaceChildren(...(run.answer.warnings || []).map((w) => el("p", { text: `⚠ ${w}` })));
-      this.show(run.answer.results);
+      this.show(/** @type {CheckResult[]} */ (/** @type {unknown} */ (run.answer.results)));
     } else {
-      for (const item of this.items) this.setItem(item, "pending", "");
+      for (const item of this.items.values()) this.setItem(item, "pending", "");
       const why = {
         interrupted: "Stopped: the checks did not finish. Press Check my code to run them again.",
         cancelled: `Not run: ${run.reason}. Press Check my code to run them.`,
@@ -149,29 +124,34 @@ export class ChecksConsole {
     this.button.setAttribute("aria-busy", busy ? "true" : "false");
   }
 
-  /** @param {HTMLElement} item @param {string} status @param {string} detail */
+  /** @param {HTMLElement} item @param {keyof typeof ICON} status @param {string} detail */
   setItem(item, status, detail) {
     item.dataset.status = status;
-    /** @type {HTMLElement} */ (item.querySelector(".pc-check-icon")).textContent = /** @type {any} */ (ICON)[status];
+    /** @type {HTMLElement} */ (item.querySelector(".pc-check-icon")).textContent = ICON[status];
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-status")).textContent = `: ${status === "pending" ? "not run yet" : status}`;
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-detail")).textContent = detail;
   }
 
-  /** @param {CheckRecord[]} results */
+  /** @param {CheckResult[]} results */
   show(results) {
-    const checks = results.filter((r) => !r.setup);
-    const setupFailures = results.filter((r) => r.setup && r.status === "failed");
+    const setupFailures = results.filter((r) => r.setup && r.status === "error");
     this.setupErrors.replaceChildren(
       ...setupFailures.map((r) => el("p", {}, "Set-up line ", el("code", { text: r.source }), " failed: ", el("code", { text: r.got }))),
     );
-    checks.forEach((r, i) => {
-      const item = this.items[i];
-      if (!item) return;
-      const detail = r.status === "passed" ? "" : `expected ${brief(r.expected)}, got ${brief(r.got) || "(nothing)"}`;
+    let passed = 0;
+    for (const r of results) {
+      const item = this.items.get(key(r));
+      if (!item || r.setup) continue;
+      if (r.status === "passed") passed += 1;
+      const detail = {
+        passed: "",
+        failed: `expected ${brief(r.expected)}, got ${brief(r.got) || "(nothing)"}`,
+        error: `expected ${brief(r.expected)}, but it raised ${r.got}`,
+        "not run": `not run: ${r.reason}`,
+      }[r.status];
       this.setItem(item, r.status, detail);
-    });
-    const passed = checks.filter((r) => r.status === "passed").length;
-    this.summary.textContent = `${passed} / ${checks.length} passed`;
-    this.root.dataset.state = passed === checks.length && !setupFailures.length ? "passed" : "failed";
+    }
+    this.summary.textContent = `${passed} / ${this.items.size} passed`;
+    this.root.dataset.state = passed === this.items.size && !setupFailures.length ? "passed" : "failed";
   }
 }

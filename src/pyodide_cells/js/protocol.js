@@ -84,8 +84,9 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
  * @typedef {{[mime: string]: string}} MimeBundle
  * @typedef {{type: "display" | "result", id: number, data: MimeBundle}} DisplayMessage
  * @typedef {{type: "error", id: number, ename: string, evalue: string, traceback: string}} ErrorMessage
- * @typedef {{name: string, description: string, source: string, expected: string, got: string,
- *   status: "passed" | "failed", setup: boolean}} CheckRecord
+ * @typedef {{name: string, description: string, source: string, expected: string, setup: boolean,
+ *   block: number, line: number, status: "passed" | "failed" | "error" | "not run", got: string,
+ *   reason: string}} CheckRecord  a labs.checks.Result (Result.as_dict)
  * @typedef {"ok" | "error" | "interrupted"} DoneStatus
  * @typedef {{type: "done", id: number, status: DoneStatus, ms: number, execution_count: number | null,
  *   results?: CheckRecord[], warnings?: string[]}} DoneMessage

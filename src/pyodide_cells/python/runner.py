@@ -13,9 +13,9 @@ It follows the conventions of an IPython kernel that learners already know:
 - tracebacks name the cell (``File "<cell 3>", line 2``) and show its source
   line, and leave out the runner's own frames.
 
-It also runs a page's checks (:meth:`CellRunner.run_checks`): the page's
-doctest blocks, with the standard library's :mod:`doctest`, against a copy of
-the namespace the learner's cells built.
+It also runs a page's checks (:meth:`CellRunner.check`) with the check
+engine of the ``labs`` package (:mod:`labs.checks`), against a copy of the
+namespace the learner's cells built.
 
 Everything leaves through one callback, ``emit(kind, payload_json)``, so the
 worker can forward it with ``postMessage`` without sharing Python objects.
@@ -250,15 +250,18 @@ class CellRunner:
             names_json: the names the checks take from the learner (JSON list of str).
 
         Returns JSON: ``{"status": "ok"|"interrupted", "results": [...],
-        "warnings": [...]}`` (:func:`run_checks`, :meth:`provenance`); the
+        "warnings": [...]}`` (``labs.checks.Result.as_dict``, :meth:`provenance`); the
         results are empty when Stop interrupted the checks. Raises nothing
         for failing code: a failure is a record.
         """
+        # The one check engine, from the labs wheel (CI and the command line use it too).
+        from labs.checks import run_blocks
+
         names = json.loads(names_json)
         saved = sys.stdout, sys.stdin
         sys.stdin = NoInput()
         try:
-            results = run_checks(self.namespace, list(json.loads(blocks_json)))
+            results = [r.as_dict() for r in run_blocks(list(json.loads(blocks_json)), self.namespace)]
         except KeyboardInterrupt:
             return json.dumps({"status": "interrupted", "results": [], "warnings": []})
         finally:
@@ -308,90 +311,3 @@ class CellRunner:
             "error",
             json.dumps({"ename": type(exc).__name__, "evalue": str(exc), "traceback": text}),
         )
-
-
-def check_name(source: str) -> tuple[str, str]:
-    """Split a check's ``# Name: description`` comment; ``("", "")`` if none.
-
-    >>> check_name("round(o.data, 8)  # Forward activation: o = tanh(n)\\n")
-    ('Forward activation', 'o = tanh(n)')
-    """
-    first = source.splitlines()[0] if source else ""
-    if "#" not in first:
-        return "", ""
-    comment = first.split("#", 1)[1].strip()
-    name, _, description = comment.partition(":")
-    return name.strip(), description.strip()
-
-
-def _check_runner_class():
-    """The doctest runner the checks use, defined on first use.
-
-    ``doctest`` imports pdb, difflib, inspect and more: about a tenth of a
-    second in the page, paid only when the learner first presses Check.
-    """
-    import doctest
-
-    class CheckRunner(doctest.DocTestRunner):
-        """Record each example's outcome instead of printing a report."""
-
-        def __init__(self) -> None:
-            super().__init__(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-            self.results: list[dict[str, Any]] = []
-
-        def _record(self, example, status: str, got: str) -> None:
-            name, description = check_name(example.source)
-            self.results.append(
-                {
-                    "name": name,
-                    "description": description,
-                    "source": example.source.strip(),
-                    "expected": example.want.rstrip("\n"),
-                    "got": got.rstrip("\n"),
-                    "status": status,
-                    "setup": not example.want,
-                }
-            )
-
-        def report_start(self, out, test, example) -> None:  # noqa: ARG002
-            pass
-
-        def report_success(self, out, test, example, got) -> None:  # noqa: ARG002
-            self._record(example, "passed", got)
-
-        def report_failure(self, out, test, example, got) -> None:  # noqa: ARG002
-            self._record(example, "failed", got)
-
-        def report_unexpected_exception(self, out, test, example, exc_info) -> None:  # noqa: ARG002
-            exc = exc_info[1]
-            got = "".join(traceback.format_exception_only(type(exc), exc))
-            self._record(example, "failed", got)
-
-    return CheckRunner
-
-
-def run_checks(namespace: dict[str, Any], blocks: list[str]) -> list[dict[str, Any]]:
-    """Run doctest ``blocks`` in order against a copy of ``namespace``.
-
-    Returns one record per example: ``name``, ``description`` (from the
-    ``# Name: description`` comment), ``source``, ``expected``, ``got``,
-    ``status`` (``"passed"``/``"failed"``) and ``setup`` (no expected output).
-    The blocks share one copy of the namespace, so a set-up block's names reach
-    later blocks; the learner's namespace itself is not changed. Raises nothing
-    for failing code: a failure is a record.
-
-    >>> records = run_checks({"x": 2}, [">>> y = x * 3\\n", ">>> y  # Triple: x * 3\\n6\\n>>> y  # Wrong\\n7\\n"])
-    >>> [(r["name"], r["status"], r["got"]) for r in records]
-    [('', 'passed', ''), ('Triple', 'passed', '6'), ('Wrong', 'failed', '6')]
-    """
-    import doctest
-
-    globs = dict(namespace)
-    parser = doctest.DocTestParser()
-    runner = _check_runner_class()()
-    for index, block in enumerate(blocks):
-        test = parser.get_doctest(block, globs, f"check block {index + 1}", None, 0)
-        test.globs = globs  # DocTest copies its globs; the blocks must share them
-        # DocTestRunner.run clears test.globs when done (clear_globs): keep ours.
-        runner.run(test, clear_globs=False)
-    return runner.results
