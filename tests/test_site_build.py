@@ -97,7 +97,7 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     worker_js = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_bytes()
     config = json.loads(config)
     checks = config.pop("checks")
-    assert len(config.pop("blocks")) == 4 and sum(not c["setup"] for c in checks) == 8  # labs.checks read them
+    assert len(config.pop("blocks")) == 5 and sum(not c["setup"] for c in checks) == 10  # labs.checks read them
     assert config == {
         "page": "micrograd",
         "checksUse": ["Value"],

@@ -155,10 +155,10 @@ def test_build_time_outputs_show_before_python_runs(page, base_url):
 def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir):
     open_lab(page, base_url)
     # The starter: the eight checks are pending, then six gradient checks fail.
-    assert page.locator(".pc-check[data-status=pending]").count() == 8
+    assert page.locator(".pc-check[data-status=pending]").count() == 10
     starter = check(page)
     assert [name for name, status in starter.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
-    assert page.locator(".pc-checks-summary").inner_text() == "2 / 8 passed"
+    assert page.locator(".pc-checks-summary").inner_text() == "2 / 10 passed"
     failed = page.locator(".pc-check[data-status=failed]").first.locator(".pc-check-detail").inner_text()
     assert failed == "expected 1.0, got 0.0"
 
@@ -171,7 +171,7 @@ def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir
         node = getattr(ref, name)
         assert f"{name:>2}  data = {node.data:+.8f}   grad = {node.grad:+.8f}" in out
     assert set(check(page).values()) == {"passed"}
-    assert page.locator(".pc-checks-summary").inner_text() == "8 / 8 passed"
+    assert page.locator(".pc-checks-summary").inner_text() == "10 / 10 passed"
     # The graph cell re-ran by itself and now shows the learner's gradients.
     wait_cell(page, GRAPH)
     text = graph_svg_text(page)

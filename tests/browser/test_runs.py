@@ -64,7 +64,7 @@ def test_stop_during_check_my_code_stops_the_checks_and_leaves_every_button_usab
     assert page.locator(".pc-runtime .pc-stop").is_disabled()
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert "namespace was reset" not in bar_text(page)  # interrupted, not restarted (isolated page)
-    # The learner fixes the code: the same console checks it, all eight pass.
+    # The learner fixes the code: the same console checks it, all ten pass.
     set_code(page, EXERCISE, micrograd_solution())
     run_and_wait(page, EXERCISE)
     assert set(check(page).values()) == {"passed"}
@@ -242,7 +242,7 @@ def test_replies_a_cell_forges_are_not_taken_for_the_runtimes(page, base_url):
     set_code(page, EXERCISE, exercise_code(read_page("micrograd.md")) + FORGE)
     run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).get_attribute("data-state") == "done"
-    # The checks run for real on the unsolved starter: two of eight pass, not "8 / 8".
+    # The checks run for real on the unsolved starter: two of ten pass, not "10 / 10".
     results = check(page)
     assert [name for name, status in results.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
-    assert page.locator(".pc-checks-summary").inner_text() == "2 / 8 passed"
+    assert page.locator(".pc-checks-summary").inner_text() == "2 / 10 passed"
