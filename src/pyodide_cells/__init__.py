@@ -15,7 +15,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from . import assets, katex_socket, pages, transforms
+from . import assets, hints, katex_socket, pages, transforms
 
 __version__ = "0.1.0"
 
@@ -25,6 +25,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
     app.add_config_value("pyodide_cells_build_wheel", True, "env", bool)
     transforms.setup(app)
+    hints.setup(app)
     assets.setup(app)
     pages.setup(app)
     app.add_css_file("math.css")  # every page: equations are on the landing page too

@@ -9,6 +9,9 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+
+from .hints import page_hints
 
 
 BOOT_JS = (Path(__file__).parent / "js" / "boot.js").read_text()
@@ -33,6 +36,12 @@ def page_checks(doctree: nodes.document) -> dict[str, list]:
     blocks = [node.astext() + "\n" for node in doctree.findall(nodes.literal_block)
               if "doctest-block" in node.get("classes", [])]
     checks = [asdict(check) for index, text in enumerate(blocks) for check in parse_block(text, index)]
+    hints = page_hints(doctree)
+    unknown = sorted(set(hints) - {c["name"] for c in checks})
+    if unknown:
+        raise ExtensionError(f"check-hints for checks this page does not have: {unknown}")
+    for check in checks:
+        check["hints"] = hints.get(check["name"], []) if check["name"] else []
     return {"blocks": blocks, "checks": checks}
 
 

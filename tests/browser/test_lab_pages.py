@@ -74,3 +74,31 @@ def test_checking_the_reference_instead_of_your_code_is_flagged(page, base_url):
     assert set(statuses) == {"passed"}
     warning = page.locator(".pc-checks-warnings").inner_text()
     assert "online_softmax is the reference implementation from labs.attention" in warning
+
+
+def test_a_failing_check_offers_its_hints_one_at_a_time(page, base_url, artifacts_dir):
+    open_page(page, base_url, "micrograd")
+    statuses = check_by_name(page)
+    assert statuses["Output gradient"] == "failed"
+    item = page.locator(".pc-check").filter(has_text="Output gradient")
+    hints = item.locator(".pc-hints li")
+    button = item.locator(".pc-hint-button")
+    assert hints.count() == 0 and button.inner_text() == "Show a hint"
+    # Passing checks offer nothing.
+    assert page.locator(".pc-check").filter(has_text="Forward activation").locator(".pc-hint-button").is_hidden()
+    button.focus()
+    page.keyboard.press("Enter")
+    assert hints.count() == 1 and "starts from the output" in hints.nth(0).inner_text()
+    assert button.inner_text() == "Another hint"
+    button.click()
+    assert hints.count() == 2 and "self.grad" in hints.nth(1).inner_text()
+    assert button.is_hidden()  # that was the last one
+    assert page.evaluate("document.activeElement.closest('.pc-hints') !== null")  # the focus went to it
+    item.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir / "micrograd-hints.png"))
+    # Solved: the check passes and its hints go away.
+    exercise = cell_index("micrograd.md", tag="exercise")
+    set_code(page, exercise, reference_solution(read_page("micrograd.md")))
+    run_and_wait(page, exercise)
+    assert check_by_name(page)["Output gradient"] == "passed"
+    assert item.locator(".pc-hints").is_hidden()

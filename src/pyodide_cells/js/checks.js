@@ -20,7 +20,7 @@ const ICON = { pending: "○", passed: "✓", failed: "✗", error: "✗", "not 
 /**
  * @typedef {import("./scheduler.js").Run} Run
  * @typedef {{name: string, description: string, source: string, expected: string, setup: boolean,
- *   block: number, line: number}} Check  labs.checks.Check
+ *   block: number, line: number, hints?: string[]}} Check  labs.checks.Check, with the page's hints (hints.py)
  * @typedef {Check & {status: "passed" | "failed" | "error" | "not run", got: string, reason: string}} CheckResult
  */
 
@@ -55,7 +55,7 @@ export class ChecksConsole {
     checks.forEach((c, i) => {
       const item = el(
         "li",
-        { class: "pc-check", "data-status": "pending" },
+        { class: "pc-check", "data-status": "pending", "data-key": key(c) },
         el("span", { class: "pc-check-icon", "aria-hidden": "true", text: ICON.pending }),
         el("span", { class: "pc-check-body" },
           el("strong", { class: "pc-check-name", text: c.name || `Check ${i + 1}` }),
@@ -65,7 +65,8 @@ export class ChecksConsole {
           el("code", { text: brief(c.expected) }),
           c.description ? el("span", { class: "pc-check-desc", text: ` (${c.description})` }) : null,
           el("span", { class: "pc-visually-hidden pc-check-status", text: ": not run yet" }),
-          el("span", { class: "pc-check-detail" })),
+          el("span", { class: "pc-check-detail" }),
+          this.hintsFor(c)),
       );
       this.list.append(item);
       this.items.set(key(c), item);
@@ -85,6 +86,30 @@ export class ChecksConsole {
     );
     this.summary.setAttribute("aria-live", "polite");
     (anchor.closest("div.doctest-block") || anchor).before(this.root);
+  }
+
+  /**
+   * The check's hints, written in the page next to it (hints.py): offered one
+   * at a time while the check fails ("Show a hint", then "Another hint").
+   * @param {Check} c
+   */
+  hintsFor(c) {
+    const hints = c.hints || [];
+    if (!hints.length) return null;
+    const list = el("ol", { class: "pc-hints", "aria-live": "polite" });
+    const button = el("button", { type: "button", class: "pc-button pc-hint-button", hidden: "", text: "Show a hint" });
+    button.addEventListener("click", () => {
+      const shown = list.children.length;
+      const hint = el("li", { text: hints[shown] });
+      if (shown < hints.length) list.append(hint);
+      button.textContent = "Another hint";
+      button.hidden = list.children.length >= hints.length;
+      if (button.hidden) {
+        hint.tabIndex = -1; // the button is gone: the focus goes to what it showed, not to the page
+        hint.focus();
+      }
+    });
+    return el("span", { class: "pc-check-hints" }, list, button);
   }
 
   /** Run the cells that have not run, then the checks; resolves when the checks' run ends. */
@@ -127,6 +152,15 @@ export class ChecksConsole {
   /** @param {HTMLElement} item @param {keyof typeof ICON} status @param {string} detail */
   setItem(item, status, detail) {
     item.dataset.status = status;
+    const hints = /** @type {HTMLElement | null} */ (item.querySelector(".pc-check-hints"));
+    if (hints) {
+      const failing = status === "failed" || status === "error" || status === "not run";
+      const list = /** @type {HTMLElement} */ (hints.querySelector(".pc-hints"));
+      const button = /** @type {HTMLButtonElement} */ (hints.querySelector(".pc-hint-button"));
+      const total = this.page.checks.find((c) => key(c) === item.dataset.key)?.hints?.length || 0;
+      button.hidden = !failing || list.children.length >= total;
+      list.hidden = !failing;
+    }
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-icon")).textContent = ICON[status];
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-status")).textContent = `: ${status === "pending" ? "not run yet" : status}`;
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-detail")).textContent = detail;
