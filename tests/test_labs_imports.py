@@ -20,8 +20,17 @@ HEAVY = ("urllib.request", "email", "http.client", "xml.sax", "asyncio", "decima
 
 
 def test_the_labs_are_the_modules_the_site_precompiles():
-    assert MODULES == ["labs.attention", "labs.autograd", "labs.block_table_svg", "labs.graph", "labs.graph_view",
-                       "labs.nn", "labs.paged_attention", "labs.plots", "labs.softmax_trace"]
+    assert MODULES == ["labs.attention", "labs.autograd", "labs.block_table_svg", "labs.checks", "labs.graph",
+                       "labs.graph_view", "labs.nn", "labs.paged_attention", "labs.plots", "labs.softmax_trace"]
+
+
+def test_importing_the_check_engine_does_not_import_doctest():
+    """doctest brings pdb, difflib and inspect: the page imports every labs module while
+    Python starts, and pays for doctest only on the first Check."""
+    code = "import sys\nimport labs.checks\nprint('doctest' in sys.modules, 'pdb' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
 
 
 def test_importing_every_lab_pulls_in_no_heavy_stdlib_module():
