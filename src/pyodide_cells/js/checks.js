@@ -41,6 +41,8 @@ export class ChecksConsole {
     this.runs = 0;
     /** @type {Map<string, HTMLElement>} each check's line, by block and line number */
     this.items = new Map();
+    /** @type {Map<HTMLElement, number>} how many hints each check's line can show */
+    this.hintCounts = new Map();
     this.build(anchor);
   }
 
@@ -55,7 +57,7 @@ export class ChecksConsole {
     checks.forEach((c, i) => {
       const item = el(
         "li",
-        { class: "pc-check", "data-status": "pending", "data-key": key(c) },
+        { class: "pc-check", "data-status": "pending" },
         el("span", { class: "pc-check-icon", "aria-hidden": "true", text: ICON.pending }),
         el("span", { class: "pc-check-body" },
           el("strong", { class: "pc-check-name", text: c.name || `Check ${i + 1}` }),
@@ -70,6 +72,7 @@ export class ChecksConsole {
       );
       this.list.append(item);
       this.items.set(key(c), item);
+      this.hintCounts.set(item, (c.hints || []).length);
     });
     this.setupErrors = el("div", { class: "pc-checks-setup", role: "alert" });
     this.warnings = el("div", { class: "pc-checks-warnings", role: "alert" });
@@ -157,8 +160,7 @@ export class ChecksConsole {
       const failing = status === "failed" || status === "error" || status === "not run";
       const list = /** @type {HTMLElement} */ (hints.querySelector(".pc-hints"));
       const button = /** @type {HTMLButtonElement} */ (hints.querySelector(".pc-hint-button"));
-      const total = this.page.checks.find((c) => key(c) === item.dataset.key)?.hints?.length || 0;
-      button.hidden = !failing || list.children.length >= total;
+      button.hidden = !failing || list.children.length >= (this.hintCounts.get(item) || 0);
       list.hidden = !failing;
     }
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-icon")).textContent = ICON[status];

@@ -65,10 +65,13 @@ function applyZoom(frame, scale) {
   }
 }
 
+/** Figures already given their controls. */
+const upgraded = new WeakSet();
+
 /** @param {HTMLElement} figure */
 export function upgradeGraph(figure) {
-  if (figure.dataset.upgraded || !figure.dataset.dotBoth) return;
-  figure.dataset.upgraded = "1";
+  if (upgraded.has(figure) || !figure.dataset.dotBoth) return;
+  upgraded.add(figure);
   const name = `lab-graph-view-${++groupCounter}`;
   const zoom = { value: /** @type {number | "fit"} */ (1) }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
