@@ -292,3 +292,9 @@ def test_rich_output_over_the_pages_limit_shows_its_text_form_with_a_note(runner
     )
     small = type("Small", (), {"_repr_html_": lambda self: "<b>ok</b>"})()
     assert runner_module.mime_bundle(small)["text/html"] == "<b>ok</b>"
+
+
+def test_print_with_flush_asks_the_page_to_show_it_now(run):
+    """print(..., flush=True) did nothing: the page showed the line only with the next write."""
+    _, events = run("print('step 0', flush=True)\nprint('no flush')")
+    assert [k for k, _ in events] == ["stream", "stream", "flush", "stream", "stream"]

@@ -222,3 +222,36 @@ test("a cell already waiting is not queued twice", () => {
   s.runCell(0, cellAt);
   assert.equal(s.queue.length, 1);
 });
+
+test("the checks run a cell again when its code changed since it ran (an edit, or Reset)", () => {
+  const { s, transport } = setup();
+  ready(s);
+  let code = "old";
+  const at = (i) => ({ code: i === 0 ? code : `cell ${i}`, sink: {} });
+  for (let i = 0; i < 5; i++) s.runCell(i, at);
+  while (s.running) done(s);
+  code = "fixed";
+  const checks = s.check(["b"], [], at);
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [0, "checks"]);
+  done(s);
+  assert.equal(transport.sent.at(-1).type, "check");
+  s.receive(protocol.done(checks.id, "ok", 1, null, { results: [], warnings: [] }));
+  s.check(["b"], [], at); // nothing changed since: only the checks
+  assert.deepEqual(s.queue.map((r) => r.kind), ["checks"]);
+});
+
+test("a stopped cell that the learner then fixes runs with the checks, even after a restart", () => {
+  const { s } = setup({ canInterrupt: false });
+  ready(s);
+  let code = "while True: pass";
+  const at = (i) => ({ code: i === 0 ? code : `cell ${i}`, sink: {} });
+  s.runCell(0, at);
+  s.stop();
+  ready(s);
+  s.check(["b"], [], at); // unchanged: the stopped cell does not run again on its own
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [1, 2, 3, 4, "checks"]);
+  s.stop();
+  code = "fixed = True";
+  s.check(["b"], [], at);
+  assert.equal(s.queue[0].cell, 0);
+});

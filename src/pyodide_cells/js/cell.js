@@ -312,8 +312,9 @@ export class Cell {
     await this.setText(this.original);
     this.saved = null;
     this.persist();
-    // The build-time output is the original code's again.
-    if (!this.ranHere) this.output.unmarkStale();
+    // The build-time output is the original code's again; a run's output is not.
+    this.output.unmarkStale();
+    if (this.ranHere) this.output.markStale("This output is from the code before Reset; run the cell to see what the original code gives.");
   }
 
   // -------------------------------------------------------------- running

@@ -17,7 +17,7 @@ import { ChecksConsole } from "./checks.js";
 import { Kernel } from "./kernel.js";
 import { Scheduler } from "./scheduler.js";
 import { StatusBar } from "./statusbar.js";
-import { Cell, unsaved } from "./cell.js";
+import { Cell, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
 
 const CONFIG = /** @type {any} */ (window).PYODIDE_CELLS_CONFIG || {};
@@ -74,7 +74,10 @@ function main() {
     if (!next) return;
     const view = await next.ensureEditor().catch(() => null);
     if (!view) return;
-    if (rest.focus) view.focus();
+    if (rest.focus) {
+      view.focus();
+      (await loadEditor()).reveal(view);
+    }
     await next.replay(view, rest.entries, rest.focus);
   };
   const page = {
@@ -91,7 +94,7 @@ function main() {
   const firstBlock = /** @type {HTMLElement | null} */ (document.querySelector("div.doctest-block pre"));
   const checks = firstBlock && CONFIG.checks?.length
     ? new ChecksConsole(firstBlock, { blocks: CONFIG.blocks, checks: CONFIG.checks }, {
-        check: (blocks) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt),
+        check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),
       })
     : null;

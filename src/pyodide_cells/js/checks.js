@@ -31,7 +31,7 @@ export class ChecksConsole {
   /**
    * @param {HTMLElement} anchor  the page's first doctest block: the console goes before it
    * @param {{blocks: string[], checks: Check[]}} page  from the page's config (pages.py)
-   * @param {{check: (blocks: string[]) => Run, stop: () => void}} actions
+   * @param {{check: (blocks: string[], sink: import("./scheduler.js").Sink) => Run, stop: () => void}} actions
    */
   constructor(anchor, page, actions) {
     this.page = page;
@@ -118,7 +118,12 @@ export class ChecksConsole {
   /** Run the cells that have not run, then the checks; resolves when the checks' run ends. */
   async check() {
     if (this.run) return this.run.ended;
-    const run = (this.run = this.actions.check(this.page.blocks));
+    /** @type {string} what Python said when the checks themselves failed */
+    let failure = "";
+    const sink = { error: (/** @type {{traceback?: string, ename?: string, evalue?: string}} */ msg) => {
+      failure = msg.ename ? `${msg.ename}: ${msg.evalue}` : (msg.traceback || "").trim().split("\n").pop() || "";
+    } };
+    const run = (this.run = this.actions.check(this.page.blocks, sink));
     this.root.dataset.state = "running";
     this.summary.textContent = "Running your cells, then the checks…";
     for (const item of this.items.values()) this.setItem(item, "running", "");
@@ -135,7 +140,7 @@ export class ChecksConsole {
       const why = {
         interrupted: "Stopped: the checks did not finish. Press Check my code to run them again.",
         cancelled: `Not run: ${run.reason}. Press Check my code to run them.`,
-        error: `Could not run the checks: ${run.reason || "Python failed while running them"}.`,
+        error: `Could not run the checks: ${run.reason || failure || "Python failed while running them"}`,
       }[run.state] || "The checks did not run.";
       this.summary.textContent = why;
       this.root.dataset.state = run.state === "error" ? "error" : "stopped";

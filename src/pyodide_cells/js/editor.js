@@ -104,6 +104,9 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
 // documented accessible pattern), so Tab never traps the keyboard.
 const editorSetup = [
   indentUnit.of(PYTHON_INDENT),
+  // Brackets close themselves; quotes do not: with triple-quoted docstrings,
+  // auto-closed quotes left learners with """Doc.""""" when they typed the end.
+  Prec.highest(EditorState.languageData.of(() => [{ closeBrackets: { brackets: ["(", "[", "{"] } }])),
   EditorState.tabSize.of(PYTHON_INDENT.length),
   lineNumbers(),
   highlightActiveLineGutter(),
@@ -207,4 +210,13 @@ export function typeKeys(view, entries) {
  */
 export function replaceText(view, text) {
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: "input.replace" });
+}
+
+/**
+ * Scroll the editor's cursor into view, clear of the page's sticky bars
+ * (Shift+Enter moves to the next cell: the learner must see where they type).
+ * @param {EditorView} view
+ */
+export function reveal(view) {
+  view.dispatch({ effects: EditorView.scrollIntoView(view.state.selection.main.head, { y: "center" }) });
 }

@@ -76,6 +76,8 @@ export class Scheduler {
     this.queue = [];
     /** @type {Map<number, RunState>} each cell's last final state in the current namespace; absent = fresh */
     this.history = new Map();
+    /** @type {Map<number, string>} the code each cell's last run ran, in this namespace */
+    this.ranCode = new Map();
     /** @type {Map<number, Run>} each cell's latest run */
     this.latest = new Map();
     /** @type {number[]} how many runs of each cell have ended */
@@ -113,6 +115,13 @@ export class Scheduler {
   ahead(/** @type {Run} */ run) {
     const i = this.queue.indexOf(run);
     return i > 0 ? this.queue[i - 1] : null;
+  }
+
+  /** A cell whose code differs from the code its last run ran (and that is not waiting to run). */
+  changedSinceRun(/** @type {number} */ index, /** @type {(index: number) => {code: string}} */ cellAt) {
+    if (this.queue.some((r) => r.kind === "cell" && r.cell === index)) return false;
+    const ran = this.ranCode.get(index);
+    return ran !== undefined && ran !== cellAt(index).code;
   }
 
   /** A cell that has not run in this namespace (and was not stopped) and is not waiting to. */
@@ -183,7 +192,8 @@ export class Scheduler {
   check(blocks, names, cellAt, sink = {}) {
     let any = false;
     for (let i = 0; i < this.cellCount; i++) {
-      if (!this.auto.has(i) && this.isFresh(i)) {
+      // The checks test the code shown: a cell edited (or Reset) since it ran runs again.
+      if (!this.auto.has(i) && (this.isFresh(i) || this.changedSinceRun(i, cellAt))) {
         this.queueCell(i, cellAt);
         any = true;
       }
@@ -258,9 +268,10 @@ export class Scheduler {
   restart() {
     if (this.kernel.state === "ready" && !this.busy) {
       this.history.clear();
+      this.ranCode.clear();
       const run = this.submit("reset", {});
       run.ended.then(() => {
-        this.kernel.note = "Python restarted: the namespace is empty";
+        this.kernel.note = "Python restarted: the namespace is empty (imported modules and patched built-ins stay: reload the page for a fresh interpreter)";
         this.changed();
       });
       this.pump();
@@ -282,7 +293,10 @@ export class Scheduler {
     if (running) this.finish(running, "interrupted", reason || "Python was restarted");
     for (const run of [...this.queue]) this.finish(run, "cancelled", reason || "Python was restarted");
     for (const [index, state] of [...this.history]) {
-      if (forgetAll || (state !== "interrupted" && state !== "cancelled")) this.history.delete(index);
+      if (forgetAll || (state !== "interrupted" && state !== "cancelled")) {
+        this.history.delete(index);
+        this.ranCode.delete(index);
+      }
     }
     this.kernel = { ...this.kernel, state: "loading", step: 0, message: protocol.BOOT_STEPS[0], note: reason, restarts: this.kernel.restarts + 1 };
     this.transport.replace();
@@ -360,9 +374,13 @@ export class Scheduler {
       this.ended[run.cell] += 1;
       // A cancelled run leaves the cell as it was: it did not run.
       if (state !== "cancelled" || !this.history.has(run.cell)) this.history.set(run.cell, state);
+      if (wasRunning) this.ranCode.set(run.cell, run.code || "");
       if (wasRunning && state === "interrupted" && !run.answer) run.sink.error?.({ traceback: run.reason });
     }
-    if (run.kind === "reset" && state === "done") this.history.clear();
+    if (run.kind === "reset" && state === "done") {
+      this.history.clear();
+      this.ranCode.clear();
+    }
     if (wasRunning) this.finishedRuns += 1;
     run.resolve(run);
   }

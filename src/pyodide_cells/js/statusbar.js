@@ -64,7 +64,7 @@ export class StatusBar {
       const step = `(${kernel.step}/${kernel.steps})`;
       text = kernel.restarts ? `${kernel.note ? `${kernel.note}. ` : ""}Restarting Python ${step}…` : `Python: ${kernel.message} ${step}…`;
     } else if (kernel.state === "error") {
-      text = `Python failed to start: ${kernel.message}. Check your connection, then press Restart to try again.`;
+      text = `Python failed to start: ${kernel.message.replace(/\.+$/, "")}. Check your connection, then press Restart to try again.`;
     } else if (running) {
       const waiting = s.queue.length - 1;
       text = s.stopping ? "Stopping…" : `Python: running ${describe(running)}${waiting ? ` (${waiting} more queued)` : ""}…`;

@@ -104,10 +104,18 @@ async function startPyodide(opening) {
 // 0.26 has no option for this, so its one call to instantiateStreaming is
 // answered with the module compiled here. Its own fetch of the same file waits
 // on the HTTP cache's lock for this one, and is dropped unread.
-/** @param {string} wasmURL */
+//
+// Returns a promise that rejects when the file cannot be downloaded (it never
+// resolves otherwise): Pyodide's own path then aborts inside Emscripten and
+// loadPyodide never settles, so boot() races it against this.
+/** @param {string} wasmURL @returns {Promise<never>} */
 function compileEarly(wasmURL) {
   const original = WebAssembly.instantiateStreaming;
-  const compiled = WebAssembly.compileStreaming(fetch(wasmURL));
+  const response = fetch(wasmURL).then((r) => {
+    if (!r.ok) throw new Error(`could not load the Python runtime from ${wasmURL}: HTTP ${r.status}`);
+    return r;
+  });
+  const compiled = WebAssembly.compileStreaming(response);
   compiled.catch(() => {}); // a failure is handled below, by Pyodide's own path
   WebAssembly.instantiateStreaming = async (source, imports) => {
     WebAssembly.instantiateStreaming = original;
@@ -121,6 +129,12 @@ function compileEarly(wasmURL) {
     Promise.resolve(source).then((r) => r.body && r.body.cancel()).catch(() => {});
     return { module, instance: await WebAssembly.instantiate(module, imports) };
   };
+  return response.then(
+    () => new Promise(() => {}),
+    (err) => {
+      throw new Error(err instanceof TypeError ? `could not load the Python runtime from ${wasmURL}: ${err.message}` : err.message);
+    },
+  );
 }
 
 /** A Python literal for a JS string or boolean (JSON's string escapes are Python's). @param {string | boolean} value */
@@ -140,14 +154,15 @@ async function boot() {
     return r.text();
   });
   runnerSource.catch(() => {}); // as the wheel
-  compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
+  const wasmFailed = compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
+  wasmFailed.catch(() => {}); // raced below
   importScripts(PYODIDE_URL + "pyodide.js");
   // The interpreter's JavaScript (100-200 ms to compile and run) is loaded here,
   // while the snapshot's file opens: loadPyodide skips loading it when
   // _createPyodideModule is already defined, and it must know whether it
   // restores a snapshot before it starts.
   importScripts(PYODIDE_URL + "pyodide.asm.js");
-  const { pyodide, restored } = await startPyodide(opening);
+  const { pyodide, restored } = await Promise.race([startPyodide(opening), wasmFailed]);
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
     interrupt = new Uint8Array(interruptBuffer);
@@ -184,21 +199,30 @@ async function boot() {
 /** @type {number | null} the request whose output Python is writing */
 let currentId = null;
 let streamBuffer = { name: /** @type {"stdout" | "stderr" | null} */ (null), text: "" };
-let lastFlush = 0;
+let lastFlush = -Infinity;
+let partialLine = false; // the last text sent did not end its line
 
 function flushStreams() {
-  if (streamBuffer.text && currentId !== null && streamBuffer.name) post(protocol.stream(currentId, streamBuffer.name, streamBuffer.text));
+  if (streamBuffer.text && currentId !== null && streamBuffer.name) {
+    post(protocol.stream(currentId, streamBuffer.name, streamBuffer.text));
+    partialLine = !streamBuffer.text.endsWith("\n");
+    lastFlush = performance.now(); // only a batch sent counts: an empty flush must not hold back the next write
+  }
   streamBuffer = { name: null, text: "" };
-  lastFlush = performance.now();
 }
 
 // Streams are batched: a print loop would otherwise post one message per write.
+// Python runs synchronously on this thread, so no timer can flush while it
+// runs: a write sends the batch when it is big or old enough, when it ends a
+// line whose start was already sent (print writes "step", " 0" and "\n"
+// apart), or when Python flushes (print(..., flush=True)).
 /** @param {"stdout" | "stderr"} name @param {string} text */
 function bufferStream(name, text) {
   if (streamBuffer.name !== name) flushStreams();
   streamBuffer.name = name;
   streamBuffer.text += text;
-  if (streamBuffer.text.length >= protocol.LIMITS.streamFlushChars || performance.now() - lastFlush >= protocol.LIMITS.streamFlushMs) {
+  const { streamFlushChars, streamFlushMs } = protocol.LIMITS;
+  if (streamBuffer.text.length >= streamFlushChars || performance.now() - lastFlush >= streamFlushMs || (partialLine && text.includes("\n"))) {
     flushStreams();
   }
 }
@@ -206,6 +230,7 @@ function bufferStream(name, text) {
 /** The runner's one callback (runner.py `emit`): kind and a JSON payload. @param {string} kind @param {string} payload */
 function emit(kind, payload) {
   if (currentId === null) return;
+  if (kind === "flush") return flushStreams();
   const msg = JSON.parse(payload);
   if (kind === "stream") return bufferStream(msg.name, msg.text);
   flushStreams();
@@ -240,6 +265,8 @@ async function answer(request) {
     return;
   }
   currentId = id;
+  lastFlush = -Infinity; // a run's first output shows at once
+  partialLine = false;
   if (interrupt) interrupt[protocol.SIGNAL] = protocol.NO_SIGNAL; // a Stop meant for an earlier request must not hit this one
   const t0 = performance.now();
   try {

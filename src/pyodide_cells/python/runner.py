@@ -88,7 +88,20 @@ class StreamWriter(io.TextIOBase):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
             self._emit("stream", json.dumps({"name": self.name, "text": text}))
+            self._unflushed = True
         return len(text)
+
+    def flush(self) -> None:
+        """Send what was written so far to the page now (``print(..., flush=True)``)."""
+        if getattr(self, "_unflushed", False):
+            self._unflushed = False
+            self._emit("flush", "{}")
+
+    def close(self) -> None:
+        # Closing (when the runner drops the stream after a cell) flushes: the
+        # run's end sends everything anyway, so no late "flush" goes out.
+        self._unflushed = False
+        super().close()
 
 
 class NoInput(io.TextIOBase):
@@ -158,7 +171,8 @@ class CellRunner:
         limits_json: the output limits as JSON (:func:`load_limits`); read
             from ``limits.json`` when None.
         emit: called as ``emit(kind, payload_json)`` with kind one of
-            ``"stream"`` (``{"name": "stdout"|"stderr", "text"}``),
+            ``"stream"`` (``{"name": "stdout"|"stderr", "text"}``), ``"flush"``
+            (``{}``: show what was written now),
             ``"display"`` (``{"data": {mime: str}}``), ``"result"``
             (``{"data": ..., "execution_count": n}``) and ``"error"``
             (``{"ename", "evalue", "traceback": str}``).
