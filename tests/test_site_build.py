@@ -227,7 +227,7 @@ def test_the_labs_wheel_holds_labs_only(site_dir):
 def test_doctest_blocks_render_without_the_trailing_blank_line(site_dir):
     html = (site_dir / "micrograd.html").read_text()
     blocks = re.findall(r'<div class="doctest-block[^"]*"><div class="highlight"><pre>(.*?)</pre>', html, re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     assert all(not b.endswith("\n\n") for b in blocks)
 
 
@@ -271,3 +271,13 @@ def test_every_page_is_written_again_when_the_runtime_changed():
     assert pages_to_rewrite(app, env, set(), set(), set()) == []  # nothing changed since
     first = SimpleNamespace(found_docs={"index"})
     assert pages_to_rewrite(app, first, {"index"}, set(), set()) == []  # a first build writes every page
+
+
+def test_hints_are_not_in_the_pages_text_but_in_its_checks(site_dir):
+    """The console gives hints out one at a time: the page itself must not show them all."""
+    html = (site_dir / "micrograd.html").read_text()
+    assert "its gradient arrives twice" not in html.split("window.PYODIDE_CELLS_CONFIG", 1)[1].split("</script>", 1)[1]
+    config = json.loads(html.split("window.PYODIDE_CELLS_CONFIG = ", 1)[1].split(";\n", 1)[0])
+    reused = next(c for c in config["checks"] if c["name"] == "Reused node")
+    assert len(reused["hints"]) == 2 and "gradient arrives twice" in reused["hints"][0]
+    assert all(c["hints"] for c in config["checks"] if not c["setup"])  # every check of the lab has hints
