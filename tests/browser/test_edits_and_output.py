@@ -499,3 +499,25 @@ def test_the_box_stays_where_the_learner_scrolled_while_the_run_goes_on(page, ba
     where = box.evaluate("b => [b.scrollTop, b.clientHeight, b.scrollHeight]")
     assert not box.evaluate(AT_END), f"the box jumped to the end: {where}"
     assert page.evaluate("document.documentElement.scrollHeight") < 20000
+
+
+def test_taking_the_other_tabs_edit_keeps_this_tabs_cursor(two_tabs, base_url):
+    """The cursor jumped to the top of the cell, so the next keys went into the wrong line."""
+    a, b = two_tabs
+    open_tabs([a, b], base_url)
+    for tab in (a, b):
+        tab.evaluate(SEEN)
+    switch_to(b)
+    lines = cell(b, EXERCISE).locator(".cm-line")
+    editor(b, EXERCISE)
+    lines.nth(4).click()
+    b.keyboard.press("End")
+    line_five = b.evaluate(SHOWN_CODE, EXERCISE).split("\n")[4]
+    switch_to(a)
+    type_at_top(a, "# from tab A\n")
+    settled(a, b)
+    assert first_line(b) == "# from tab A"
+    switch_to(b)
+    b.keyboard.type("  # B was here")
+    code = b.evaluate(SHOWN_CODE, EXERCISE).split("\n")
+    assert code[0] == "# from tab A" and code[5] == line_five + "  # B was here", code[:7]

@@ -204,12 +204,20 @@ export function typeKeys(view, entries) {
 }
 
 /**
- * Replace the editor's whole text with `text` (another tab's edit, Reset), as one undoable change.
+ * Make the editor's text `text` (another tab's edit, Reset), as one undoable
+ * change of only the part that differs: the cursor stays where it was in the
+ * text around it (replacing everything put it at the top of the cell).
  * @param {EditorView} view
  * @param {string} text
  */
 export function replaceText(view, text) {
-  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: "input.replace" });
+  const old = view.state.doc.toString();
+  let start = 0;
+  while (start < old.length && start < text.length && old[start] === text[start]) start++;
+  let end = 0;
+  while (end < old.length - start && end < text.length - start && old[old.length - 1 - end] === text[text.length - 1 - end]) end++;
+  if (start === old.length && start === text.length) return;
+  view.dispatch({ changes: { from: start, to: old.length - end, insert: text.slice(start, text.length - end) }, userEvent: "input.replace" });
 }
 
 /**
