@@ -244,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"     {r.check.source}")
             print(f"     expected: {r.check.expected or '(nothing)'}")
             print(f"     got:      {r.got or '(nothing)'}")
-    checks = sum(1 for r in results if not r.check.setup)
-    print(f"{checks - sum(1 for r in results if not r.check.setup and r.status != 'passed')} / {checks} checks passed")
+    checks = [r for r in results if not r.check.setup]
+    print(f"{sum(r.status == 'passed' for r in checks)} / {len(checks)} checks passed")
     return 1 if failed else 0
 
 

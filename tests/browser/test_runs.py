@@ -128,10 +128,11 @@ def test_without_isolation_a_stopped_cell_is_not_run_again_after_the_restart(pag
 
 
 def test_code_that_ignores_stop_is_restarted_and_not_run_again(page, base_url):
-    """time.sleep does not read the interrupt: after the grace period Python is restarted."""
+    """A JavaScript loop never lets Python read the interrupt (nor does time.sleep): after
+    the grace period Python is restarted."""
     open_lab(page, base_url)
     assert page.evaluate("crossOriginIsolated") is True
-    stopped = stop_an_endless_cell(page, "import time\ntime.sleep(60)")
+    stopped = stop_an_endless_cell(page, "from pyodide.code import run_js\nrun_js('while (true) {}')")
     assert "did not respond to Stop" in cell(page, EXERCISE).locator(".pc-cell-status").inner_text()
     assert_a_later_cell_runs_alone(page, stopped)
 

@@ -117,9 +117,17 @@ export class Scheduler {
     return i > 0 ? this.queue[i - 1] : null;
   }
 
+  /**
+   * The cell's run that is not final yet (only a queued one, with `state`), or undefined.
+   * @param {number} index @param {RunState} [state]
+   */
+  pending(index, state) {
+    return this.queue.find((r) => r.kind === "cell" && r.cell === index && (!state || r.state === state));
+  }
+
   /** A cell whose code differs from the code its last run ran (and that is not waiting to run). */
   changedSinceRun(/** @type {number} */ index, /** @type {(index: number) => {code: string}} */ cellAt) {
-    if (this.queue.some((r) => r.kind === "cell" && r.cell === index)) return false;
+    if (this.pending(index)) return false;
     const ran = this.ranCode.get(index);
     return ran !== undefined && ran !== cellAt(index).code;
   }
@@ -127,8 +135,7 @@ export class Scheduler {
   /** A cell that has not run in this namespace (and was not stopped) and is not waiting to. */
   isFresh(/** @type {number} */ index) {
     const last = this.history.get(index);
-    const waiting = this.queue.some((r) => r.kind === "cell" && r.cell === index);
-    return !waiting && (last === undefined || last === "cancelled");
+    return !this.pending(index) && (last === undefined || last === "cancelled");
   }
 
   // ------------------------------------------------------------- requests
@@ -159,7 +166,7 @@ export class Scheduler {
    * @returns {Promise<Run>}
    */
   runCell(index, cellAt) {
-    const waiting = this.queue.find((r) => r.kind === "cell" && r.cell === index && r.state === "queued");
+    const waiting = this.pending(index, "queued");
     if (waiting) return waiting.ended;
     for (let i = 0; i < index; i++) if (!this.auto.has(i) && this.isFresh(i)) this.queueCell(i, cellAt);
     const run = this.queueCell(index, cellAt);
@@ -173,8 +180,7 @@ export class Scheduler {
     const runs = [];
     for (let i = 0; i < this.cellCount; i++) {
       if (this.auto.has(i)) continue;
-      const waiting = this.queue.find((r) => r.kind === "cell" && r.cell === i && r.state === "queued");
-      runs.push(waiting || this.queueCell(i, cellAt));
+      runs.push(this.pending(i, "queued") || this.queueCell(i, cellAt));
     }
     this.queueAutoReruns(null, cellAt);
     this.pump();
@@ -220,7 +226,7 @@ export class Scheduler {
   /** The live pictures follow the learner's code: they run again after another cell's run. */
   queueAutoReruns(/** @type {number | null} */ except, /** @type {(index: number) => {code: string, sink: Sink}} */ cellAt) {
     for (const i of this.auto) {
-      if (i === except || this.queue.some((r) => r.kind === "cell" && r.cell === i && r.state === "queued")) continue;
+      if (i === except || this.pending(i, "queued")) continue;
       this.queueCell(i, cellAt);
     }
   }

@@ -17,23 +17,22 @@ import BOOT_PY from "../python/worker_boot.py";
 /* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
-const defined = (/** @type {unknown} */ value) => (typeof value === "string" ? value : "");
 // The runner and the wheel carry the snapshot key as their version (?v=): a
 // second visit takes them from the HTTP cache without asking the server.
-const KEY = defined(typeof SNAPSHOT_KEY === "undefined" ? "" : SNAPSHOT_KEY);
+const KEY = typeof SNAPSHOT_KEY === "string" ? SNAPSHOT_KEY : ""; // "" when not built with one
 const VERSION = KEY ? `?v=${KEY}` : "";
 const RUNNER_URL = new URL(`runner.py${VERSION}`, HERE).href;
 // The standard library with bytecode for start-up's modules (precompile_bytecode.mjs):
 // without it, CPython compiles some 145 modules from source while it starts.
 // Their sources are files beside it, fetched one by one when asked for.
-const STDLIB = defined(typeof STDLIB_ZIP === "undefined" ? "" : STDLIB_ZIP);
+const STDLIB = typeof STDLIB_ZIP === "string" ? STDLIB_ZIP : ""; // "" when not built with one
 const STDLIB_URL = STDLIB ? new URL(`../pyodide/${STDLIB}`, HERE).href : undefined;
 const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
-const WHEEL = defined(typeof LABS_WHEEL === "undefined" ? "" : LABS_WHEEL);
+const WHEEL = typeof LABS_WHEEL === "string" ? LABS_WHEEL : ""; // "" when not built with one
 const WHEEL_URL = WHEEL ? new URL(`../wheels/${WHEEL}${VERSION}`, HERE).href : "";
 // The labs modules' bytecode (labs/__pycache__/*.pyc), unpacked over the wheel:
 // a lab's first cell imports its module without compiling it.
-const BYTECODE = defined(typeof LABS_BYTECODE === "undefined" ? "" : LABS_BYTECODE);
+const BYTECODE = typeof LABS_BYTECODE === "string" ? LABS_BYTECODE : ""; // "" when not built with one
 const LABS_BYTECODE_URL = BYTECODE ? new URL(`../wheels/${BYTECODE}${VERSION}`, HERE).href : "";
 const snapshots = new SnapshotStore(new URL(".", HERE).href, KEY);
 
