@@ -155,3 +155,19 @@ def page(browser, recorder):
 @pytest.fixture
 def phone_page(browser, recorder):
     yield from _checked_page(browser, recorder, 390, 844)
+
+
+@pytest.fixture
+def two_tabs(browser, recorder):
+    """Two tabs of one browser (one context: one localStorage), routed and
+    recorded like conftest's ``page``: no other origin, no page error, no
+    console error, in either tab."""
+    context, first = _new_page(browser, recorder, 1280, 900)
+    second = context.new_page()
+    second.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
+    second.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
+    yield first, second
+    context.close()
+    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
+    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+    assert recorder.console_errors == [], f"errors in the pages' consoles: {recorder.console_errors}"

@@ -98,6 +98,10 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     config = json.loads(config)
     checks = config.pop("checks")
     assert len(config.pop("blocks")) == 5 and sum(not c["setup"] for c in checks) == 10  # labs.checks read them
+    download = config.pop("download")  # downloads.py: no support cell, micrograd's exercise imports nothing from labs
+    assert download["name"] == "micrograd"
+    assert [(p["kind"], p.get("only")) for p in download["parts"]] == [
+        ("markdown", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"), ("code", "ipynb")]
     assert config == {
         "page": "micrograd",
         "checksUse": ["Value"],
@@ -113,8 +117,9 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     (stdlib,) = (static / "pyodide").glob("python_stdlib-*.zip")
     key = snapshot_key(snapshot_inputs(static, wheel.name, stdlib.name))
     assert key in worker and wheel.name in worker
+    # Every page shows the learner's progress beside the links to the labs (nav.js), and only that.
     landing = resources(site_dir / "index.html")
-    assert not any("pyodide_cells" in u for u in landing.urls)
+    assert [u.split("?")[0] for u in landing.urls if "pyodide_cells" in u] == ["_static/pyodide_cells/nav.js"]
 
 
 def test_the_worker_loads_a_stdlib_zip_with_start_up_modules_as_bytecode(site_dir):

@@ -29,7 +29,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "main"]
+__all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "plain_doctest", "main"]
 
 Status = Literal["passed", "failed", "error", "not run"]
 # A fenced ```python block of a MyST page whose first line is a prompt.
@@ -116,6 +116,35 @@ def parse_block(text: str, block: int = 0) -> list[Check]:
         checks.append(Check(name, description, example.source.strip(), expected.rstrip("\n"),
                             setup=not expected, block=block, line=example.lineno + 1))
     return checks
+
+
+def plain_doctest(blocks: list[str]) -> str:
+    """The ``blocks`` as one doctest text that plain :mod:`doctest` runs as this
+    engine does, with no option flags set: ``python -m doctest`` and ``pytest
+    --doctest-modules`` on a learner's downloaded file (its ``__test__``).
+
+    Each example whose expected output (or exception) uses ``...`` gets an
+    ``ELLIPSIS`` directive, the one flag of the engine's that the pages' checks
+    rely on. One text, not one per block: doctest gives each test its own copy
+    of the globals, and later blocks use the names earlier ones set up. The
+    difference that stays: a set-up line that raises does not stop the rest of
+    its block.
+
+    >>> text = plain_doctest([">>> int('x')  # Bad: raises\\nTraceback (most recent call last):\\nValueError: ...\\n"])
+    >>> text.splitlines()[0]
+    ">>> int('x')  # Bad: raises  # doctest: +ELLIPSIS"
+    """
+    import doctest
+
+    texts = []
+    for index, text in enumerate(blocks):
+        lines = text.splitlines()
+        for example in doctest.DocTestParser().get_examples(text, f"block {index + 1}"):
+            if "..." in example.want or "..." in (example.exc_msg or ""):
+                if "doctest:" not in lines[example.lineno]:
+                    lines[example.lineno] += "  # doctest: +ELLIPSIS"
+        texts.append("\n".join(lines).strip("\n"))
+    return "\n\n".join(texts) + "\n"
 
 
 def _runner_class():

@@ -28,7 +28,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     hints.setup(app)
     assets.setup(app)
     pages.setup(app)
-    app.add_css_file("math.css")  # every page: equations are on the landing page too
+    # Every page: equations are on the landing page too, and the sidebar and the
+    # landing page's cards show the learner's progress (js/nav.js).
+    app.add_css_file("site.css")
+    app.add_js_file("pyodide_cells/nav.js", type="module")
     try:
         katex_socket.install()  # sphinxcontrib-katex's flaky server start (see the module)
     except ImportError:

@@ -109,7 +109,9 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
     # editor. The worker is a classic script (it loads Pyodide with importScripts).
     chunks = outdir / "chunks"
     shutil.rmtree(chunks, ignore_errors=True)  # a previous build's, named after their content
-    for entry, fmt in (("cells.js", "esm"), ("worker.js", "iife")):
+    # nav.js (every page: the learner's progress beside the links) is bundled on its own: a chunk
+    # shared with cells.js would put one more request before the page script runs.
+    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("worker.js", "iife")):
         cmd = [
             str(esbuild),
             str(js / entry),
@@ -170,7 +172,7 @@ def on_builder_inited(app: Sphinx) -> None:
     ours = static / "pyodide_cells"
     _copy(HERE / "python" / "runner.py", ours / "runner.py")
     _copy(HERE / "css" / "cells.css", ours / "cells.css")
-    _copy(HERE / "css" / "math.css", static / "math.css")  # every page, not only those with cells
+    _copy(HERE / "css" / "site.css", static / "site.css")  # every page, not only those with cells
     wheel = ""
     if app.config.pyodide_cells_build_wheel:
         root = Path(app.config.pyodide_cells_project_root)
@@ -184,7 +186,7 @@ def on_builder_inited(app: Sphinx) -> None:
     app.pyodide_cells_worker = versioned(static, "pyodide_cells/worker.js")
     # What pages name by version (or inline: boot.js): a change writes them all again.
     app.pyodide_cells_bundle = snapshot_key(
-        [ours / "cells.js", ours / "worker.js", ours / "cells.css", static / "math.css", HERE / "js" / "boot.js"]
+        [ours / "cells.js", ours / "worker.js", ours / "cells.css", ours / "nav.js", static / "site.css", HERE / "js" / "boot.js"]
     )
 
 

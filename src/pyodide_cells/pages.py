@@ -11,6 +11,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
+from .downloads import download_parts
 from .hints import page_hints
 
 
@@ -58,10 +59,13 @@ def on_html_page_context(
 ) -> None:
     if app.builder.format != "html" or not has_code_cells(doctree):
         return
+    checks = page_checks(doctree)
+    title = next(iter(doctree.findall(nodes.title)), None)
     config = {
         "page": pagename,
         "checksUse": checks_use(app, pagename),
-        **page_checks(doctree),
+        **checks,
+        "download": download_parts(doctree, checks["blocks"], title.astext() if title else pagename, pagename.rsplit("/", 1)[-1]),
         "worker": app.pyodide_cells_worker,  # assets.py: versioned once per build
     }
     # The config and the boot script go into <head>, right after the meta tags

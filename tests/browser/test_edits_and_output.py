@@ -34,7 +34,6 @@ from tests.browser.test_micrograd_page import (
     type_code,
     wait_runs,
 )
-from tests.conftest import _new_page
 
 pytestmark = pytest.mark.browser
 EXERCISE = 0  # micrograd's first cell: the exercise, a long cell
@@ -120,22 +119,6 @@ def expect_first_line(page, text, index=EXERCISE, timeout=TIMEOUT):
         )
     except PlaywrightTimeout:
         pytest.fail(f"the cell's first line is {first_line(page, index)!r}, not {text!r}; saved: {(stored(page) or '')[:80]!r}")
-
-
-@pytest.fixture
-def two_tabs(browser, recorder):
-    """Two tabs of one browser (one context: one localStorage), routed and
-    recorded like conftest's ``page``: no other origin, no page error, no
-    console error, in either tab."""
-    context, first = _new_page(browser, recorder, 1280, 900)
-    second = context.new_page()
-    second.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
-    second.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
-    yield first, second
-    context.close()
-    assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
-    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
-    assert recorder.console_errors == [], f"errors in the pages' consoles: {recorder.console_errors}"
 
 
 def open_tabs(tabs, base_url, watching=False):

@@ -37,7 +37,7 @@ export class Cell {
    * @param {number} index
    * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
-   *   topMargin: () => number, afterStartup: (task: () => void) => void}} page
+   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void}} page
    */
   constructor(root, index, page) {
     this.root = root;
@@ -303,11 +303,14 @@ export class Cell {
 
   markEdited() {
     const edited = this.code !== this.original;
+    if (this.editedBadge.hidden === !edited) return;
     this.editedBadge.hidden = !edited;
+    this.page.edited();
   }
 
-  async reset() {
-    if (this.code !== this.original && !window.confirm("Discard your edits to this cell and restore the original code?")) return;
+  /** Restore the page's code, asking first if it was edited (`ask: false`: the page's Reset asked already). */
+  async reset({ ask = true } = {}) {
+    if (ask && this.code !== this.original && !window.confirm("Discard your edits to this cell and restore the original code?")) return;
     this.clearConflict();
     await this.setText(this.original);
     this.saved = null;

@@ -6,7 +6,8 @@
 //   scheduler.js  every run's state; Stop and Restart
 //   statusbar.js  the bar: a view of the scheduler
 //   cell.js       a cell: toolbar, editor (editor.js, loaded on first use), output (output.js), saved edit (storage.js)
-//   checks.js     the assertion console
+//   checks.js     the assertion console; progress.js keeps what it last found
+//   pagetools.js  Download .py / .ipynb (download.js) and Reset this page
 //
 // Cells keep their build-time outputs until they run. All cells of a page
 // share one Python namespace; running a cell first runs the earlier cells
@@ -19,6 +20,8 @@ import { Scheduler } from "./scheduler.js";
 import { StatusBar } from "./statusbar.js";
 import { Cell, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
+import { PageTools } from "./pagetools.js";
+import { readProgress, recordProgress } from "./progress.js";
 
 const CONFIG = /** @type {any} */ (window).PYODIDE_CELLS_CONFIG || {};
 const startedAt = performance.now();
@@ -88,15 +91,21 @@ function main() {
     isRunning: (/** @type {Cell} */ cell) => scheduler.running?.cell === cell.index && scheduler.running?.kind === "cell",
     afterStartup,
     topMargin: () => Math.max(0, bar.root.getBoundingClientRect().bottom),
+    edited: () => tools?.update(),
   };
+  /** @type {PageTools | null} */
+  let tools = null;
   roots.forEach((root, index) => cells.push(new Cell(root, index, page)));
+  tools = new PageTools(cells, CONFIG.download || null);
+  bar.keys.after(tools.root);
 
   const firstBlock = /** @type {HTMLElement | null} */ (document.querySelector("div.doctest-block pre"));
   const checks = firstBlock && CONFIG.checks?.length
     ? new ChecksConsole(firstBlock, { blocks: CONFIG.blocks, checks: CONFIG.checks }, {
         check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),
-      })
+        checked: (passed, total) => recordProgress(location.pathname, passed, total),
+      }, readProgress(location.pathname))
     : null;
 
   scheduler.subscribe((s) => {

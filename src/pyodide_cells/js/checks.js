@@ -31,9 +31,12 @@ export class ChecksConsole {
   /**
    * @param {HTMLElement} anchor  the page's first doctest block: the console goes before it
    * @param {{blocks: string[], checks: Check[]}} page  from the page's config (pages.py)
-   * @param {{check: (blocks: string[], sink: import("./scheduler.js").Sink) => Run, stop: () => void}} actions
+   * @param {{check: (blocks: string[], sink: import("./scheduler.js").Sink) => Run, stop: () => void,
+   *   checked: (passed: number, total: number) => void}} actions
+   * @param {import("./progress.js").Progress | null} last  what the checks found the last time they ran here
    */
-  constructor(anchor, page, actions) {
+  constructor(anchor, page, actions, last = null) {
+    this.last = last;
     this.page = page;
     this.actions = actions;
     /** @type {Run | null} the checks' run while it waits or runs */
@@ -52,7 +55,8 @@ export class ChecksConsole {
     // One button that is Stop while the checks wait or run: it keeps the focus
     // (a button that disables itself drops it to the page).
     this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick: () => (this.run ? this.actions.stop() : this.check()) }));
-    this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet` });
+    const before = this.last && this.last.total === checks.length ? ` (last time: ${this.last.passed} / ${this.last.total} passed)` : "";
+    this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet${before}` });
     this.list = el("ol", { class: "pc-checks-list" });
     checks.forEach((c, i) => {
       const item = el(
@@ -193,6 +197,7 @@ export class ChecksConsole {
       this.setItem(item, r.status, detail);
     }
     this.summary.textContent = `${passed} / ${this.items.size} passed`;
+    this.actions.checked(passed, this.items.size);
     this.root.dataset.state = passed === this.items.size && !setupFailures.length ? "passed" : "failed";
   }
 }

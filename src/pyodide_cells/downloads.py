@@ -1,0 +1,272 @@
+"""A lab page's downloads: the learner's exercise cells as a ``.py`` and an ``.ipynb``.
+
+The page's script fills in the learner's current code (``js/download.js``);
+what does not depend on it is made here, at build time, as a list of parts:
+
+- a title and how to run the checks (Markdown);
+- the *support* cell: the names the exercise cells import from ``labs``,
+  copied from ``src/labs`` (docstrings without their examples), used only
+  when ``labs`` is not installed, so the file runs with Python alone;
+- one placeholder per exercise cell (``{"kind": "exercise", "index": k}``);
+- the page's checks as a module-level ``__test__`` dict
+  (``labs.checks.plain_doctest``), which ``python -m doctest`` and
+  ``pytest --doctest-modules`` run; the script runs them too when run
+  directly, the notebook in its last cell.
+
+Only the exercise cells travel: the page's other cells draw with the guide's
+own ``labs`` modules, which a learner's machine does not have.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+import re
+import textwrap
+
+from docutils import nodes
+from sphinx.errors import ExtensionError
+
+Part = dict  # {"kind": "markdown" | "code" | "exercise", "text": str, "index": int, "only": "py" | "ipynb"}
+
+
+def exercise_sources(doctree: nodes.document) -> list[str]:
+    """The source of each code cell tagged ``exercise``, in page order."""
+    sources = []
+    for cell in doctree.findall(nodes.container):
+        if cell.get("nb_element") != "cell_code" or "tag_exercise" not in cell.get("classes", []):
+            continue
+        for block in cell.findall(nodes.literal_block):
+            sources.append(block.astext())
+            break
+    return sources
+
+
+def labs_imports(source: str) -> dict[str, list[str]]:
+    """What ``source`` imports from ``labs``: ``{module: [names]}``.
+
+    Raises ExtensionError for ``import labs...`` (only ``from labs.m import
+    Name`` names what to copy into the download).
+
+    >>> labs_imports("import math\\nfrom labs.attention import OnlineSoftmaxStep as Step\\n")
+    {'labs.attention': ['OnlineSoftmaxStep']}
+    """
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "labs":
+            names = found.setdefault(node.module or "", [])
+            names.extend(alias.name for alias in node.names if alias.name not in names)
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == "labs" for a in node.names):
+            raise ExtensionError(
+                "an exercise cell imports labs with `import labs...`; write `from labs.module import Name` "
+                "so the page's download can carry Name's definition"
+            )
+    return found
+
+
+def _as_copy(tree: ast.AST, local: set[str]) -> None:
+    """Make a top-level definition fit to copy: every docstring cut before its
+    first ``>>>`` (the examples use the rest of ``labs``), and each annotation
+    that names a definition of the copy (``local``) turned into a string, as
+    ``from __future__ import annotations`` has it in ``labs``: a class may name
+    itself, or one defined after it.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                node.body[0] = ast.Expr(ast.Constant(re.split(r"\n[ \t]*>>>", doc, maxsplit=1)[0].rstrip()))
+        for field in ("annotation", "returns"):
+            annotation = getattr(node, field, None)
+            if isinstance(annotation, ast.expr) and any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(annotation)):
+                setattr(node, field, ast.Constant(ast.unparse(annotation)))
+
+
+def _definitions(module_name: str, names: list[str]) -> tuple[list[str], list[str]]:
+    """The top-level statements of ``module_name`` that define ``names`` and what
+    they use from it, in source order, as (imports, definitions) source texts.
+
+    Raises ExtensionError when a name is not a top-level definition of the module.
+    """
+    module = importlib.import_module(module_name)
+    tree = ast.parse(inspect.getsource(module))
+    defines: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef)):
+            defines[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if isinstance(target, ast.Name):
+                    defines[target.id] = stmt
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)) and not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+            for alias in stmt.names:
+                defines[(alias.asname or alias.name).split(".")[0]] = stmt
+    wanted: list[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        if name not in defines:
+            raise ExtensionError(f"an exercise imports {name} from {module_name}, which does not define it at top level")
+        wanted.append(name)
+        stmt = defines[name]
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defines and node.id != name and not hasattr(builtins, node.id):
+                todo.append(node.id)
+    imports: list[str] = []
+    definitions: list[tuple[int, str]] = []
+    for name in wanted:
+        stmt = defines[name]
+        if isinstance(stmt, ast.ImportFrom):
+            alias = next(a for a in stmt.names if (a.asname or a.name) == name)
+            imports.append(ast.unparse(ast.ImportFrom(stmt.module, [alias], 0)))
+        elif isinstance(stmt, ast.Import):
+            imports.append(ast.unparse(ast.Import([a for a in stmt.names if (a.asname or a.name).split(".")[0] == name])))
+        elif not any(line == stmt.lineno for line, _ in definitions):
+            _as_copy(stmt, set(wanted))
+            definitions.append((stmt.lineno, ast.unparse(stmt)))
+    return sorted(set(imports)), [text for _, text in sorted(definitions)]
+
+
+def support_cell(sources: list[str]) -> str:
+    """The cell that makes what ``sources`` import from ``labs`` importable with
+    ``labs`` not installed ("" when they import nothing from it).
+
+    The copies are registered as the modules they came from, with their
+    ``__module__`` set back, so error messages read as in the page
+    (``labs.paged_attention.PageFault: ...``) and doctest does not collect
+    them as the file's own.
+
+    >>> "class PageFault(IndexError)" in support_cell(["from labs.paged_attention import PageFault\\n"])
+    True
+    """
+    wanted: dict[str, list[str]] = {}
+    for source in sources:
+        for module, names in labs_imports(source).items():
+            wanted.setdefault(module, [])
+            wanted[module].extend(n for n in names if n not in wanted[module])
+    if not wanted:
+        return ""
+    tries = [f"from {module} import {', '.join(names)}" for module, names in wanted.items()]
+    imports = {"import sys", "import types"}
+    body = []
+    registers = []
+    for module, names in wanted.items():
+        needs, definitions = _definitions(module, names)
+        imports.update(needs)
+        body += ["", *("\n\n".join(definitions)).splitlines(), ""]
+        registers.append((module, names))
+    body[:0] = sorted(imports, key=lambda line: (line.startswith("from"), line))
+    for module, names in registers:
+        body.append(f"sys.modules.setdefault({module.split('.')[0]!r}, types.ModuleType({module.split('.')[0]!r}))")
+        body.append(f"_module = sys.modules[{module!r}] = types.ModuleType({module!r})")
+        body.append(f"for _name in {tuple(names)!r}:")
+        body.append(f"    globals()[_name].__module__ = {module!r}")
+        body.append("    setattr(_module, _name, globals()[_name])")
+    body.append("del _module, _name")
+    text = "\n".join([
+        "# What the exercise imports from the guide's `labs` package. Where `labs` is",
+        "# installed, that is used; elsewhere these copies of its definitions are, so",
+        "# this file needs nothing but Python 3.10 or newer.",
+        "try:",
+        *(f"    {line}" for line in tries),
+        "except ModuleNotFoundError:",
+        textwrap.indent("\n".join(body), "    ").replace("\n    \n", "\n\n"),
+    ])
+    compile(text, "support cell", "exec")  # a bad copy fails the build, not the learner's download
+    return text + "\n"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a readable triple-quoted Python string literal.
+
+    Raises ExtensionError when no quoting gives ``text`` back.
+    """
+    for quote in ('"""', "'''"):
+        body = text.replace("\\", "\\\\")
+        if quote in body or body.endswith(quote[0]):
+            continue
+        literal = f"{quote}\\\n{body}{quote}"
+        if ast.literal_eval(literal) == text:
+            return literal
+    raise ExtensionError("the page's checks cannot be written as a Python string literal")
+
+
+def checks_cell(blocks: list[str], filename: str) -> str:
+    """The page's checks as the module-level ``__test__`` dict doctest reads.
+
+    IPython strips ``>>>`` prompts from a notebook cell's lines, indented or
+    not, unless they are in a triple-quoted string that opens at the start of
+    its line (IPython 9's ``PromptStripper``): the string opens on a line of
+    its own. Indented as in a docstring; doctest reads them the same.
+    """
+    from labs.checks import plain_doctest
+
+    return "\n".join([
+        "# The page's checks, run by doctest from this dict:",
+        f"#     python -m doctest -v {filename}",
+        f"#     pytest --doctest-modules {filename}",
+        '__test__ = {"checks": (',
+        f"    {_literal(textwrap.indent(plain_doctest(blocks), '    '))}",
+        ")}",
+        "",
+    ])
+
+
+SCRIPT_MAIN = '''\
+if __name__ == "__main__":  # `python {filename}` runs the checks after the code
+    import doctest
+
+    _failed, _tried = doctest.testmod()
+    print(f"checks: {{_tried - _failed}} of {{_tried}} examples passed")
+    raise SystemExit(1 if _failed else 0)
+'''
+
+NOTEBOOK_RUN = '''\
+import doctest
+
+_runner = doctest.DocTestRunner()
+for _name, _text in __test__.items():
+    _runner.run(doctest.DocTestParser().get_doctest(_text, dict(globals()), _name, None, 0))
+_failed, _tried = _runner.summarize(verbose=False)
+print(f"checks: {_tried - _failed} of {_tried} examples passed")
+'''
+
+
+def download_parts(doctree: nodes.document, blocks: list[str], title: str, name: str) -> dict:
+    """The page's download, for ``js/download.js``: ``{"name": file stem, "parts": [...]}``.
+
+    ``{page_url}`` in a part's text is replaced by the page's address when the
+    learner downloads.
+    """
+    sources = exercise_sources(doctree)
+    if not sources:
+        return {}
+    filename = f"{name}.py"
+    parts: list[Part] = [{
+        "kind": "markdown",
+        "text": "\n".join([
+            f"# {title}",
+            "",
+            "Your code from the exercise of {page_url}, with the page's checks.",
+            "",
+            f"- Run the checks with `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}`;",
+            f"  `python {filename}` runs your code, then the checks.",
+            "- In Jupyter, run every cell: the last one runs the checks.",
+            "- Nothing to install: Python 3.10 or newer is enough.",
+        ]),
+    }]
+    support = support_cell(sources)
+    if support:
+        parts.append({"kind": "code", "text": support})
+    parts += [{"kind": "exercise", "index": index} for index in range(len(sources))]
+    parts.append({"kind": "markdown", "text": "## The page's checks\n\nThe same checks as the page's **Check my code**."})
+    parts.append({"kind": "code", "text": checks_cell(blocks, filename) + "\n\n" + SCRIPT_MAIN.format(filename=filename), "only": "py"})
+    parts.append({"kind": "code", "text": checks_cell(blocks, filename), "only": "ipynb"})
+    parts.append({"kind": "code", "text": NOTEBOOK_RUN, "only": "ipynb"})
+    return {"name": name, "parts": parts}

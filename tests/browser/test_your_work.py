@@ -1,0 +1,144 @@
+"""The learner's work leaves the page: Download .py / .ipynb, progress kept in
+this browser and shown beside the links to the labs, Reset this page.
+
+Driven as a learner does: typing in the editor, clicking the page's buttons,
+answering the page's question, opening the landing page in another tab.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, check, editor, set_code
+from tests.pages import read_page, reference_solution
+
+pytestmark = pytest.mark.browser
+LAB = "paged_attention"
+CHECKS = 10  # the page's named checks
+
+
+def exercise_index(page) -> int:
+    return page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].findIndex((c) => c.classList.contains('tag_exercise'))")
+
+
+def type_at_end(page, index, text):
+    editor(page, index).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type(text)
+
+
+def download(page, label):
+    with page.expect_download() as info:
+        page.get_by_role("button", name=label).click()
+    got = info.value
+    return got.suggested_filename, got.path().read_text()
+
+
+def badge(page, selector):
+    """The progress badge's text inside ``selector`` ('' when there is none)."""
+    found = page.locator(f"{selector} .pc-progress")
+    return found.text_content() if found.count() else ""
+
+
+def test_downloads_carry_what_the_learner_typed_and_the_checks(page, base_url, tmp_path):
+    page.goto(f"{base_url}/{LAB}.html")
+    index = exercise_index(page)
+    type_at_end(page, index, "# my note on block tables")
+
+    name, text = download(page, "Download .py")
+    assert name == f"{LAB}.py"
+    assert "    # my note on block tables\n" in text and text.startswith("# %% [markdown]\n# # Lab 3 · PagedAttention block tables\n")
+    assert f"{base_url}/{LAB}.html" in text
+    (tmp_path / name).write_text(text)
+    starter = subprocess.run([sys.executable, "-I", "-S", "-m", "doctest", name], cwd=tmp_path, capture_output=True, text=True)
+    assert starter.returncode == 1 and "***Test Failed***" in starter.stdout  # the TODOs are not done
+
+    set_code(page, index, reference_solution(read_page(f"{LAB}.md")))  # pasted, as a learner pastes
+    name, text = download(page, "Download .py")
+    (tmp_path / name).write_text(text)
+    solved = subprocess.run([sys.executable, "-I", "-S", "-m", "doctest", "-v", name], cwd=tmp_path, capture_output=True, text=True)
+    assert solved.returncode == 0, solved.stdout[-2000:]
+    assert re.search(r"^Test passed\.$", solved.stdout, re.M)
+
+    name, text = download(page, "Download .ipynb")
+    assert name == f"{LAB}.ipynb"
+    nb = nbformat.reads(text, as_version=4)
+    nbformat.validate(nb)
+    assert reference_solution(read_page(f"{LAB}.md")).rstrip() in [c.source for c in nb.cells]
+
+
+def test_progress_shows_on_the_lab_the_landing_page_and_the_sidebar(page, base_url):
+    page.goto(f"{base_url}/{LAB}.html")
+    here = ".sidebar-tree a.current.reference"  # Furo links the page itself as "#"
+    assert page.locator(here).inner_text().startswith("Lab 3")
+    assert badge(page, here) == ""
+    set_code(page, exercise_index(page), reference_solution(read_page(f"{LAB}.md")))
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert set(check(page).values()) == {"passed"}
+    # The sidebar of this page shows it at once.
+    page.locator(f"{here} .pc-progress").wait_for()
+    assert badge(page, here) == f"checks passed: ✓ {CHECKS} / {CHECKS}"
+
+    page.goto(f"{base_url}/index.html")
+    assert badge(page, f'.sidebar-tree a[href="{LAB}.html"]') == f"checks passed: ✓ {CHECKS} / {CHECKS}"
+    cards = page.locator(".sd-card")
+    lab3 = cards.filter(has=page.locator(f'a.sd-stretched-link[href="{LAB}.html"]'))
+    assert lab3.locator(".sd-card-title .pc-progress").text_content() == f"checks passed: ✓ {CHECKS} / {CHECKS}"
+    assert page.locator(".sd-card .pc-progress").count() == 1  # the labs not checked yet show nothing
+    assert "pc-progress-done" in lab3.locator(".pc-progress").get_attribute("class")
+
+    page.goto(f"{base_url}/{LAB}.html")
+    assert f"(last time: {CHECKS} / {CHECKS} passed)" in page.locator(".pc-checks-summary").inner_text()
+
+
+def test_progress_made_in_one_tab_shows_in_another(two_tabs, base_url):
+    landing, lab = two_tabs
+    landing.goto(f"{base_url}/index.html")
+    lab.goto(f"{base_url}/{LAB}.html")
+    lab.bring_to_front()
+    lab.wait_for_function(READY, timeout=TIMEOUT)
+    assert set(check(lab).values()) == {"failed"}  # the starter's translate returns None
+    card = landing.locator(".sd-card").filter(has=landing.locator(f'a.sd-stretched-link[href="{LAB}.html"]'))
+    card.locator(".pc-progress").wait_for(timeout=TIMEOUT)
+    assert card.locator(".pc-progress").text_content() == f"checks passed: 0 / {CHECKS}"
+    assert "pc-progress-done" not in card.locator(".pc-progress").get_attribute("class")
+
+
+def test_reset_this_page_asks_then_restores_every_edited_cell(page, base_url):
+    page.goto(f"{base_url}/micrograd.html")
+    reset = page.get_by_role("button", name="Reset this page")
+    assert reset.is_disabled()
+    originals = [page.locator("div.cell.pc-live").nth(i).locator(".cell_input pre").first.text_content() for i in (0, 2)]
+    type_at_end(page, 0, "# first edit")
+    type_at_end(page, 2, "# second edit")
+    assert reset.is_enabled()
+    assert page.locator(".pc-edited:not([hidden])").count() == 2
+
+    questions = []
+
+    def answer(dialog, accept):
+        questions.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda d: answer(d, False))
+    reset.click()
+    assert questions and "2 cells (1, 3)" in questions[0] and "Download .py" in questions[0]
+    assert page.locator(".pc-edited:not([hidden])").count() == 2  # "Cancel" keeps them
+
+    page.once("dialog", lambda d: answer(d, True))
+    reset.click()
+    page.wait_for_function("document.querySelectorAll('.pc-edited:not([hidden])').length === 0", timeout=TIMEOUT)
+    lines = "(content) => [...content.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\\n')"
+    shown = [page.locator("div.cell.pc-live").nth(i).locator(".cm-content").evaluate(lines) for i in (0, 2)]
+    assert [text.rstrip("\n") for text in shown] == [o.rstrip("\n") for o in originals]
+    kept = page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('pyodide-cells:v1:/micrograd.html:'))")
+    assert kept == []
+    assert reset.is_disabled()
+    page.reload()
+    assert page.locator(".pc-edited:not([hidden])").count() == 0

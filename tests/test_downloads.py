@@ -1,0 +1,184 @@
+"""The learner's downloads, as the page's script makes them from the built page.
+
+For each lab, the ``.py`` and ``.ipynb`` made (by ``js/download.js``, in Node)
+from the reference solution and from the starter:
+
+- the ``.py`` runs its checks with ``python -m doctest`` on a Python with
+  nothing installed (``-I -S``: no site-packages, so no ``labs``), passes
+  for the reference and fails for the starter on exactly the checks the
+  page's console fails; ``python FILE.py`` and ``pytest --doctest-modules``
+  agree;
+- the ``.ipynb`` is valid nbformat 4 and runs with ``jupyter nbconvert --execute``,
+  its last cell reporting the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.checks import doctest_blocks, run_blocks
+from tests.pages import exercise_code, read_page, reference_solution
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ["micrograd", "online_softmax", "paged_attention"]
+CONFIG = re.compile(r"window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", re.S)
+ASSEMBLE = """
+import { readFileSync } from "node:fs";
+import { downloadFile } from "./src/pyodide_cells/js/download.js";
+const jobs = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(jobs.map((j) => downloadFile(j.download, j.format, j.exercises, j.url))));
+"""
+
+
+def page_config(site_dir: Path, page: str) -> dict:
+    html = (site_dir / f"{page}.html").read_text()
+    return json.loads(CONFIG.search(html).group(1))
+
+
+@pytest.fixture(scope="module")
+def files(site_dir, tmp_path_factory) -> dict[tuple[str, str, str], Path]:
+    """(page, "reference" | "starter", "py" | "ipynb") -> the downloaded file, in a folder of its own."""
+    node = shutil.which("node")
+    assert node, "Node.js is needed to assemble the downloads as the page does"
+    jobs, keys = [], []
+    for page in PAGES:
+        text = read_page(f"{page}.md")
+        download = page_config(site_dir, page)["download"]
+        for which, code in (("reference", reference_solution(text)), ("starter", exercise_code(text))):
+            for fmt in ("py", "ipynb"):
+                jobs.append({"download": download, "format": fmt, "exercises": [code], "url": f"http://127.0.0.1/{page}.html"})
+                keys.append((page, which, fmt))
+    proc = subprocess.run([node, "--input-type=module", "-e", ASSEMBLE], input=json.dumps(jobs),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = {}
+    for key, made in zip(keys, json.loads(proc.stdout)):
+        folder = tmp_path_factory.mktemp("-".join(key))
+        (folder / made["filename"]).write_text(made["text"])
+        out[key] = folder / made["filename"]
+    return out
+
+
+def failing_checks(page: str, code: str) -> set[str]:
+    """The names of the checks the page's console fails for ``code`` (labs.checks, in-process)."""
+    namespace: dict = {"__name__": "__solution__"}
+    exec(compile(code, f"{page}.py", "exec"), namespace)
+    results = run_blocks(doctest_blocks(read_page(f"{page}.md")), namespace)
+    return {r.check.name for r in results if r.check.name and r.status != "passed"}
+
+
+def bare_python(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Python with nothing installed: -I (no PYTHONPATH, no user site), -S (no site-packages)."""
+    return subprocess.run([sys.executable, "-I", "-S", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_script_runs_its_checks_with_doctest_and_nothing_installed(files, page):
+    for which in ("reference", "starter"):
+        path = files[page, which, "py"]
+        assert "No module named 'labs'" in bare_python("-c", "import labs", cwd=path.parent).stderr
+        proc = bare_python("-m", "doctest", "-v", path.name, cwd=path.parent)
+        code = reference_solution(read_page(f"{page}.md")) if which == "reference" else exercise_code(read_page(f"{page}.md"))
+        expected = failing_checks(page, code)
+        failed = {m.group(1).strip() for m in re.finditer(r"^Failed example:\n\s+\S.*?#\s*([^:#\n]+):", proc.stdout, re.M)}
+        assert failed == expected, proc.stdout[-3000:] + proc.stderr[-2000:]
+        if which == "reference":
+            assert proc.returncode == 0 and not expected, proc.stdout[-3000:] + proc.stderr[-2000:]
+            assert re.search(r"^Test passed\.$", proc.stdout, re.M)
+        else:
+            assert proc.returncode == 1 and expected, proc.stdout[-2000:]
+            assert "***Test Failed***" in proc.stdout
+
+
+def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(files):
+    path = files["paged_attention", "reference", "py"]
+    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention as m; print(sys.modules['labs.paged_attention'].PageFault, m.PageFault.__module__);"
+                       "m.translate([7, 1, 3], 48, 16, 48)", cwd=path.parent)
+    assert "<class 'labs.paged_attention.PageFault'> labs.paged_attention" in proc.stdout, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("labs.paged_attention.PageFault: "), proc.stderr
+    # The copies hold no examples of their own: doctest finds the page's checks and nothing else.
+    text = path.read_text()
+    support = text.split("except ModuleNotFoundError:")[1].split("# %%")[0]
+    assert ">>>" not in support and "class PageFault(IndexError):" in support
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_running_the_script_runs_the_code_then_the_checks(files, page):
+    total = len(run_blocks(doctest_blocks(read_page(f"{page}.md")), {}))  # every example, set-up lines too
+    ok = bare_python(files[page, "reference", "py"].name, cwd=files[page, "reference", "py"].parent)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.rstrip().splitlines()[-1] == f"checks: {total} of {total} examples passed"
+    bad = bare_python(files[page, "starter", "py"].name, cwd=files[page, "starter", "py"].parent)
+    assert bad.returncode == 1
+    passed, tried = map(int, re.search(r"^checks: (\d+) of (\d+) examples passed$", bad.stdout, re.M).groups())
+    assert tried == total and passed < total
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pytest_doctest_modules_runs_the_same_checks(files, page):
+    for which, outcome in (("reference", 0), ("starter", 1)):
+        path = files[page, which, "py"]
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "-p", "no:cacheprovider", "-q", path.name],
+                              cwd=path.parent, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == outcome, proc.stdout[-3000:]
+        assert re.search(rf"1 {'passed' if outcome == 0 else 'failed'}", proc.stdout), proc.stdout[-1000:]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_script_is_in_the_percent_format_with_the_learners_code(files, page):
+    text = files[page, "starter", "py"].read_text()
+    cells = re.split(r"^# %%.*\n", text, flags=re.M)
+    assert cells[0] == "" and text.startswith("# %% [markdown]\n# # Lab ")
+    assert exercise_code(read_page(f"{page}.md")).rstrip() in [c.rstrip() for c in cells]
+    assert "http://127.0.0.1/" + page + ".html" in cells[1]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_notebook_is_valid_nbformat_4_with_the_checks_last(files, page):
+    nb = nbformat.read(files[page, "starter", "ipynb"], as_version=4)
+    nbformat.validate(nb)
+    sources = [cell.source for cell in nb.cells]
+    assert exercise_code(read_page(f"{page}.md")).rstrip() in sources
+    assert '\n__test__ = {"checks": (\n    """\\\n    >>> ' in nb.cells[-2].source
+    assert "doctest.DocTestRunner()" in nb.cells[-1].source
+
+
+@pytest.mark.parametrize(("page", "which"), [(p, "reference") for p in PAGES] + [("micrograd", "starter")])
+def test_the_notebook_runs_with_nbconvert_execute(files, page, which):
+    path = files[page, which, "ipynb"]
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output", "ran.ipynb", path.name],
+                          cwd=path.parent, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ran = nbformat.read(path.parent / "ran.ipynb", as_version=4)
+    last = "".join(out.get("text", "") for out in ran.cells[-1].outputs)
+    passed, tried = map(int, re.search(r"checks: (\d+) of (\d+) examples passed", last).groups())
+    assert tried > 0 and (passed == tried) == (which == "reference"), last
+
+
+def test_an_exercise_that_imports_labs_another_way_fails_the_build_with_what_to_write():
+    from sphinx.errors import ExtensionError
+
+    from pyodide_cells.downloads import support_cell
+
+    with pytest.raises(ExtensionError, match=r"write `from labs.module import Name`"):
+        support_cell(["import labs.attention as ref\n"])
+    with pytest.raises(ExtensionError, match="imports no_such_name from labs.attention, which does not define it"):
+        support_cell(["from labs.attention import no_such_name\n"])
+    assert support_cell(["import math\n"]) == ""
+
+
+def test_a_copied_definition_brings_what_it_uses_from_its_module(tmp_path):
+    from pyodide_cells.downloads import support_cell
+
+    (tmp_path / "copy.py").write_text(support_cell(["from labs.attention import online_softmax\n"])
+                                      + "print(online_softmax([1000.0, 1000.0]).probs)\n")
+    proc = bare_python("copy.py", cwd=tmp_path)  # no labs: the copies, with their helpers and imports
+    assert proc.stdout == "[0.5, 0.5]\n", proc.stderr
