@@ -27,8 +27,8 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 SITE = ROOT / "build" / "html"
 TEST_SITE = ROOT / "build" / "test-html"  # not SITE: a running `nox -s serve` keeps its files
 LINT_PATHS = ["src", "tests", "benchmarks", "docs/conftest.py", "conf", "noxfile.py"]
-# The page script and the worker run in different globals (DOM, WebWorker): a config each.
-TSCONFIGS = [f"src/pyodide_cells/types/tsconfig.{name}.json" for name in ("page", "worker")]
+# The page script, the worker and the service worker run in different globals: a config each.
+TSCONFIGS = [f"src/pyodide_cells/types/tsconfig.{name}.json" for name in ("page", "worker", "sw")]
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"

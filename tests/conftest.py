@@ -113,8 +113,11 @@ def artifacts_dir() -> Path:
     return path
 
 
-def _new_page(browser, recorder: Recorder, width: int, height: int):
-    context = browser.new_context(viewport={"width": width, "height": height})
+def _new_page(browser, recorder: Recorder, width: int, height: int, service_workers: str = "block"):
+    # The guide's service worker answers from its own cache once installed,
+    # which would hide the server (and this routing) from tests that reload;
+    # tests of offline use allow it (tests/browser/test_offline.py).
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers=service_workers)
 
     def route(r):
         url = r.request.url

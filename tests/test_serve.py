@@ -161,3 +161,168 @@ def test_an_unknown_host_is_a_clear_error(site, capsys):
     _, root = site
     assert main([str(root), "--port", "0", "--host", "nosuchhost.invalid"]) == 2
     assert "cannot serve on nosuchhost.invalid:0" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- hardening
+
+
+def status_of(base, path):
+    """The status the server answers for a raw request path (urllib would re-quote it)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn.putrequest("GET", path, skip_accept_encoding=True)
+    conn.endheaders()
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status, response.headers
+
+
+def test_the_builds_own_files_are_not_served(site):
+    base, root = site
+    (root / ".buildinfo").write_text("config: abc")
+    (root / ".doctrees").mkdir()
+    (root / ".doctrees" / "environment.pickle").write_bytes(b"/home/me/project")
+    for path in ("/.buildinfo", "/.doctrees/environment.pickle", "/_static/../.buildinfo", "/%2Ebuildinfo"):
+        assert status_of(base, path)[0] == 404, path
+    assert status_of(base, "/index.html")[0] == 200
+
+
+def test_folders_are_not_listed(site):
+    base, _ = site
+    status, headers = status_of(base, "/_static/")
+    assert status == 404 and headers["Cache-Control"] == "no-store"
+    assert status_of(base, "/")[0] == 200  # a folder with index.html is its page
+
+
+@pytest.mark.parametrize("path", ["/%00", "/index.html%00", "/%ED%A0%80", "/%FF"])
+def test_a_path_that_is_not_text_is_a_400_not_a_dropped_connection(site, path, capfd):
+    base, _ = site
+    assert status_of(base, path)[0] == 400
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_symbolic_link_out_of_the_site_is_not_followed(site, tmp_path_factory):
+    base, root = site
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.txt").write_text("secret")
+    (root / "_static" / "out").symlink_to(outside, target_is_directory=True)
+    (root / "_static" / "secret.txt").symlink_to(outside / "secret.txt")
+    assert status_of(base, "/_static/out/secret.txt")[0] == 404
+    assert status_of(base, "/_static/secret.txt")[0] == 404
+
+
+def test_the_gzip_cache_keeps_one_copy_per_file_and_stays_under_its_bound(tmp_path):
+    import os
+
+    from pyodide_cells.serve import GzipCache
+
+    cache = GzipCache(limit=30_000)
+    path = tmp_path / "a.wasm"
+    for version in range(20):  # 20 rebuilds of one file
+        path.write_bytes(os.urandom(10_000))
+        os.utime(path, (version, version))
+        assert gzip.decompress(cache.get(str(path))) == path.read_bytes()
+    assert len(cache.entries) == 1 and cache.size < 11_000
+    for name in "bcdef":  # more files than the bound holds: the least recently used go
+        (tmp_path / name).write_bytes(os.urandom(10_000))
+        cache.get(str(tmp_path / name))
+    assert cache.size <= 30_000 and list(cache.entries)[-1].endswith("f")
+
+
+def test_three_hundred_requests_at_once_are_queued_and_all_answered(site):
+    """Connections wait in the listen backlog while the server is busy: 300
+    arrive before it accepts any (socketserver's default backlog of 5 let
+    about 6 in and dropped the others' SYNs)."""
+    import concurrent.futures
+    import socket
+
+    _, root = site
+    server = make_server(root, port=0, quiet=True)  # not accepting yet
+    address = server.server_address
+    want = (root / "_static/pyodide/pyodide.asm.wasm").read_bytes()
+
+    def connect(_):
+        sock = socket.create_connection(address, timeout=3)
+        sock.sendall(b"GET /_static/pyodide/pyodide.asm.wasm HTTP/1.0\r\n\r\n")
+        return sock
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=300) as pool:
+        socks = list(pool.map(connect, range(300)))  # raises TimeoutError for a dropped connection
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        def answer(sock):
+            with sock, sock.makefile("rb") as f:
+                sock.settimeout(60)
+                return f.read()
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=300) as pool:
+            replies = list(pool.map(answer, socks))
+        assert all(reply.startswith(b"HTTP/1.0 200") and reply.endswith(want) for reply in replies)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_client_that_stops_mid_request_is_dropped_after_the_timeout(site):
+    import socket
+
+    _, root = site
+    server = make_server(root, port=0, quiet=True, timeout=0.5)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address, timeout=10) as sock:
+            sock.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            assert sock.recv(100) == b""  # closed by the server (recv would block past 10 s otherwise)
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        assert get(base + "/index.html").status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def parse_headers_file(text: str) -> dict[str, dict[str, str]]:
+    rules: dict[str, dict[str, str]] = {}
+    current: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if not line.startswith(" "):
+            assert line not in rules, f"two rules for {line}"
+            current = rules.setdefault(line, {})
+        else:
+            name, value = line.strip().split(": ", 1)
+            current[name] = value
+    return rules
+
+
+def hosts_headers(rules: dict[str, dict[str, str]], url: str) -> dict[str, list[str]]:
+    """What a host that reads _headers sends for ``url``: every matching rule's headers, joined."""
+    sent: dict[str, list[str]] = {}
+    for pattern, headers in rules.items():
+        if pattern == url or (pattern.endswith("*") and url.startswith(pattern[:-1])):
+            for name, value in headers.items():
+                sent.setdefault(name, []).append(value)
+    return sent
+
+
+def test_the_headers_file_states_the_servers_policy_for_every_file(site):
+    from pyodide_cells.serve import headers_file, policy
+
+    _, root = site
+    (root / "_static" / "katex").mkdir()
+    for name in ("a.woff2", "b.woff2"):
+        (root / "_static" / "katex" / name).write_bytes(b"w")
+    (root / "_static" / "pyodide" / "python_stdlib-0123456789ab.zip").write_bytes(b"PK")
+    rules = parse_headers_file(headers_file(root))
+    assert "/_static/katex/*" in rules  # a folder of one policy is one rule
+    for path in root.rglob("*"):
+        if path.is_file():
+            url = "/" + path.relative_to(root).as_posix()
+            want = policy(url)
+            sent = hosts_headers(rules, url)
+            assert sent.pop("Cache-Control", ["no-cache"]) == [want.pop("Cache-Control")], url  # one value, the server's
+            assert sent == {name: [value] for name, value in want.items()}, url

@@ -15,7 +15,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from . import assets, hints, katex_socket, pages, transforms
+from . import assets, hints, katex_socket, pages, publish, transforms
 
 __version__ = "0.1.0"
 
@@ -28,6 +28,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     hints.setup(app)
     assets.setup(app)
     pages.setup(app)
+    publish.setup(app)
     # Every page: equations are on the landing page too, and the sidebar and the
     # landing page's cards show the learner's progress (js/nav.js).
     app.add_css_file("site.css")

@@ -20,7 +20,18 @@ static host:
   would wait on. Errors (a 404 during a rebuild) are never stored;
 - gzip for text and WebAssembly when the browser accepts it (the 10 MB
   pyodide.asm.wasm travels as about 3.2 MB); each file is compressed once per
-  modification and kept in memory.
+  modification and kept in memory, up to a bound.
+
+:func:`policy` is the one statement of the headers: the server sends it, and
+the build writes it as ``_headers`` for static hosts that read that file
+(``headers_file``).
+
+It serves the built site and nothing else: no file or folder whose name starts
+with a dot (Sphinx's ``.doctrees`` and ``.buildinfo``), no directory listings,
+nothing a symbolic link points to outside the site, and a 400 for a path that
+is not text (``%00``, a lone surrogate). Many concurrent requests queue rather
+than being refused, and a client that stops sending in the middle of a request
+is dropped after a timeout.
 """
 
 from __future__ import annotations
@@ -33,9 +44,12 @@ import gzip
 import http.server
 import io
 import os
+import posixpath
 import re
 import sys
 import threading
+import urllib.parse
+from collections import OrderedDict
 from pathlib import Path
 
 LONG_CACHE = ("/_static/pyodide/", "/_static/katex/", "/_static/viz/")
@@ -56,21 +70,118 @@ def is_versioned(url_path: str) -> bool:
     return url_path.startswith("/_static/") and bool(_VERSION.search(url_path))
 
 
-_gzip_cache: dict[tuple[str, float], bytes] = {}
-_gzip_lock = threading.Lock()
+ISOLATION = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+CACHE_FOREVER = "public, max-age=31536000, immutable"
+CACHE_A_DAY = "public, max-age=86400"
+REVALIDATE = "no-cache"
 
 
-def gzipped(path: str) -> bytes:
-    """The gzip-compressed bytes of ``path``, computed once per modification time."""
-    key = (path, os.stat(path).st_mtime)
-    with _gzip_lock:
-        if key not in _gzip_cache:
-            with open(path, "rb") as f:
-                _gzip_cache[key] = gzip.compress(f.read(), compresslevel=6, mtime=0)
-        return _gzip_cache[key]
+def policy(url_path: str) -> dict[str, str]:
+    """The headers the site wants for a found file at ``url_path`` (query included).
+
+    Cross-origin isolation everywhere; ``Cache-Control``: a year, unasked, for
+    one version of a file (:func:`is_versioned`), a day for the runtime's
+    vendored folders (``LONG_CACHE``), and revalidation for the rest, pages
+    first. Errors are never stored (the handler sends ``no-store`` instead).
+
+    >>> policy("/_static/pyodide/pyodide.asm.wasm")["Cache-Control"]
+    'public, max-age=86400'
+    """
+    if is_versioned(url_path):
+        cache = CACHE_FOREVER
+    elif url_path.startswith(LONG_CACHE):
+        cache = CACHE_A_DAY
+    else:
+        cache = REVALIDATE
+    return {**ISOLATION, "Cache-Control": cache}
+
+
+def headers_file(root: str | Path) -> str:
+    """The :func:`policy` for the site in ``root``, as the ``_headers`` file that
+    Netlify and Cloudflare Pages read.
+
+    Those hosts join the values of a header when several rules match a path,
+    so no two rules here set the same header for one file: ``/*`` sets the
+    isolation headers, and the other rules set a ``Cache-Control`` other than
+    revalidation (the hosts' default for the rest: ``max-age=0,
+    must-revalidate``), one rule per folder whose files all share it
+    (``/_static/katex/*``), else one per file (Cloudflare reads at most 100
+    rules). URLs versioned by a query (``?v=``) cannot be matched by a rule;
+    they revalidate there.
+    """
+    root = Path(root)
+    caches: dict[str, str] = {}  # url -> Cache-Control, for every file the site serves
+    for path in root.rglob("*"):
+        url = "/" + path.relative_to(root).as_posix()
+        if path.is_file() and not any(part.startswith(".") for part in url.split("/")):
+            caches[url] = policy(url)["Cache-Control"]
+
+    rules: list[tuple[str, str]] = []
+
+    def cover(folder: str) -> None:
+        inside = {url: cache for url, cache in caches.items() if url.startswith(folder)}
+        kinds = set(inside.values())
+        if kinds == {REVALIDATE}:
+            return
+        if len(kinds) == 1 and folder != "/":
+            rules.append((folder + "*", kinds.pop()))
+            return
+        subfolders = sorted({folder + url[len(folder):].split("/")[0] + "/" for url in inside if "/" in url[len(folder):]})
+        for url, cache in sorted(inside.items()):
+            if "/" not in url[len(folder):] and cache != REVALIDATE:
+                rules.append((url, cache))
+        for sub in subfolders:
+            cover(sub)
+
+    cover("/")
+    lines = ["# Written by the build from pyodide_cells.serve.policy: edit that, not this file.", "/*"]
+    lines += [f"  {name}: {value}" for name, value in ISOLATION.items()]
+    for pattern, cache in rules:
+        lines += [urllib.parse.quote(pattern, safe="/*"), f"  Cache-Control: {cache}"]
+    return "\n".join(lines) + "\n"
+
+
+class GzipCache:
+    """Each file's gzip-compressed bytes, made once per modification and kept
+    up to ``limit`` bytes in all (least recently used first out): a rebuilt
+    file replaces its old copy instead of adding to it."""
+
+    def __init__(self, limit: int = 256 * 1024 * 1024) -> None:
+        self.limit = limit
+        self.size = 0
+        self.entries: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, path: str) -> bytes:
+        mtime = os.stat(path).st_mtime
+        with self.lock:
+            entry = self.entries.get(path)
+            if entry and entry[0] == mtime:
+                self.entries.move_to_end(path)
+                return entry[1]
+        with open(path, "rb") as f:
+            body = gzip.compress(f.read(), compresslevel=6, mtime=0)
+        with self.lock:
+            old = self.entries.pop(path, None)
+            if old:
+                self.size -= len(old[1])
+            self.entries[path] = (mtime, body)
+            self.size += len(body)
+            while self.size > self.limit and len(self.entries) > 1:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.size -= len(dropped)
+        return body
+
+
+_gzip_cache = GzipCache()
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    timeout = 30  # seconds a client may stall mid-request (or idle between requests) before it is dropped
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".wasm": "application/wasm",
@@ -80,8 +191,35 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         ".py": "text/plain; charset=utf-8",
     }
 
+    def refused(self) -> int | None:
+        """Why the request's path is not served (400, 404), or None when it may be."""
+        raw = self.path.split("?", 1)[0].split("#", 1)[0]
+        try:
+            text = urllib.parse.unquote(raw, errors="strict")
+            text.encode("utf-8")
+        except UnicodeError:  # bytes that are not UTF-8, or a lone surrogate (%ED%A0%80)
+            return http.HTTPStatus.BAD_REQUEST
+        if "\0" in text:
+            return http.HTTPStatus.BAD_REQUEST
+        if any(part.startswith(".") for part in posixpath.normpath(text).split("/")):
+            return http.HTTPStatus.NOT_FOUND  # .doctrees, .buildinfo: the build's, not the site's
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(self.translate_path(self.path))
+        if real != root and not real.startswith(root + os.sep):
+            return http.HTTPStatus.NOT_FOUND  # a symbolic link out of the site
+        return None
+
+    def list_directory(self, path):
+        """No listings: a folder without index.html is not a page."""
+        self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
+        return None
+
     def send_head(self):
         """Serve a compressed copy when the client accepts gzip; else as the stdlib does."""
+        refused = self.refused()
+        if refused:
+            self.send_error(refused)
+            return None
         path = self.translate_path(self.path)
         accepts = "gzip" in self.headers.get("Accept-Encoding", "")
         if not (accepts and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
@@ -92,7 +230,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_response(http.HTTPStatus.NOT_MODIFIED)
             self.end_headers()
             return None
-        body = gzipped(path)
+        body = _gzip_cache.get(path)
         self.send_response(http.HTTPStatus.OK)
         self.send_header("Content-Type", self.guess_type(path))
         self.send_header("Content-Encoding", "gzip")
@@ -107,20 +245,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         super().send_response(code, message)
 
     def end_headers(self) -> None:
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        found = getattr(self, "status", 0) in (http.HTTPStatus.OK, http.HTTPStatus.NOT_MODIFIED)
-        if not found:
+        headers = policy(self.path)
+        if getattr(self, "status", 0) not in (http.HTTPStatus.OK, http.HTTPStatus.NOT_MODIFIED):
             # A 404 kept for a year would outlive the file's coming back (a
             # rebuild in progress, a deploy): errors are asked for again.
-            self.send_header("Cache-Control", "no-store")
-        elif is_versioned(self.path):
-            self.send_header("Cache-Control", "public, max-age=31536000, immutable")
-        elif self.path.startswith(LONG_CACHE):
-            self.send_header("Cache-Control", "public, max-age=86400")
-        else:
-            self.send_header("Cache-Control", "no-cache")
+            headers["Cache-Control"] = "no-store"
+        for name, value in headers.items():
+            self.send_header(name, value)
         super().end_headers()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
@@ -129,18 +260,32 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         super().log_message(format, *args)
 
 
-def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False):
+def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False,
+                timeout: float = SiteHandler.timeout):
     """Return a ThreadingHTTPServer serving ``root``; ``port=0`` picks a free port.
+    ``timeout``: seconds a client may stall mid-request before it is dropped.
 
     Raises FileNotFoundError if ``root`` has no index.html (the site is not built).
     """
     root = Path(root)
     if not (root / "index.html").is_file():
         raise FileNotFoundError(f"no built site at {root} (index.html missing); build it first")
-    handler = functools.partial(SiteHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer((host, port), handler)
+    handler = functools.partial(type("Handler", (SiteHandler,), {"timeout": timeout}), directory=str(root))
+    server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
     return server
+
+
+class SiteServer(http.server.ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a page's burst of requests (or many
+    # learners at once) overflowed it and requests went unanswered.
+    request_queue_size = 1024
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away (a closed tab, a cancelled download) is not an error worth a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def port_number(text: str) -> int:

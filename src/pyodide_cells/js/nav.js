@@ -1,5 +1,8 @@
 // @ts-check
-// Every page of the guide: the learner's progress beside the links to the labs (progress.js).
+// Every page of the guide: the learner's progress beside the links to the labs
+// (progress.js), and the service worker that keeps the guide for offline use (offline.js).
 import { showProgress } from "./progress.js";
+import { keepOffline } from "./offline.js";
 
 showProgress(document);
+keepOffline(new URL("../../", import.meta.url)); // nav.js is _static/pyodide_cells/nav.js

@@ -72,7 +72,10 @@ export class StatusBar {
       if (!this.readyText) {
         const seconds = ((performance.now() - page.startedAt) / 1000).toFixed(1);
         const how = kernel.restored ? " from this browser's start-up snapshot" : "";
-        this.readyText = `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s${how}: edit a cell, then Run or Ctrl+Enter`;
+        // Which Stop this page has: without cross-origin isolation (a host that sends no
+        // COOP/COEP, before the service worker adds them) Stop restarts Python.
+        const stop = page.canInterrupt ? "" : " (Stop restarts Python on this host)";
+        this.readyText = `Python 3.12 (Pyodide 0.26.2) ready in ${seconds} s${how}: edit a cell, then Run or Ctrl+Enter${stop}`;
       }
       text = kernel.note || (page.ranAny ? "Python ready" : this.readyText);
     }

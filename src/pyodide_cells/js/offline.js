@@ -1,0 +1,85 @@
+// @ts-check
+// The page's side of the service worker (sw.js, at the site's root): it is
+// registered once the page has nothing more urgent to load, and the page says
+// when a newer version of the guide is ready. The state is on <html>
+// (data-offline) for whoever needs to know:
+//   "unsupported"  no service workers here (an old browser, a file:// page, blocked)
+//   "installing"   keeping the site for offline use
+//   "ready"        this version of the site works offline
+//   "update-ready" a newer version is kept and waits for a reload
+//   "failed"       it could not be kept (the page still works online)
+
+/** @param {string} state */
+const setState = (state) => {
+  document.documentElement.dataset.offline = state;
+};
+
+/** Resolves once a lab page's Python has started (or failed to), or at once on other pages. */
+function pageSettled() {
+  return new Promise((resolve) => {
+    const html = document.documentElement;
+    const settled = () => !document.querySelector("div.cell") || (html.dataset.pyodideState && html.dataset.pyodideState !== "loading");
+    if (settled()) return resolve(undefined);
+    const observer = new MutationObserver(() => settled() && (observer.disconnect(), resolve(undefined)));
+    observer.observe(html, { attributes: true, attributeFilter: ["data-pyodide-state"] });
+  });
+}
+
+/** The note that offers the newer version. @param {ServiceWorker} waiting */
+function offerReload(waiting) {
+  if (document.querySelector(".pc-update")) return;
+  const note = document.createElement("div");
+  note.className = "pc-update";
+  note.setAttribute("role", "status");
+  const text = document.createElement("span");
+  text.textContent = "A newer version of this guide is ready.";
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "pc-update-reload";
+  button.textContent = "Reload";
+  button.addEventListener("click", () => {
+    navigator.serviceWorker.addEventListener("controllerchange", () => location.reload(), { once: true });
+    waiting.postMessage({ type: "skip-waiting" });
+  });
+  note.append(text, " ", button);
+  document.body.append(note);
+}
+
+/** @param {ServiceWorkerRegistration} registration */
+function watch(registration) {
+  const update = () => {
+    const waiting = registration.waiting;
+    if (waiting && navigator.serviceWorker.controller) {
+      setState("update-ready");
+      offerReload(waiting);
+    } else if (registration.active && !registration.installing) setState("ready");
+    else setState("installing");
+  };
+  const follow = (/** @type {ServiceWorker | null} */ worker) => {
+    worker?.addEventListener("statechange", () => {
+      if (worker.state === "redundant" && !registration.active) setState("failed");
+      else update();
+    });
+  };
+  follow(registration.installing);
+  registration.addEventListener("updatefound", () => {
+    follow(registration.installing);
+    update();
+  });
+  update();
+}
+
+/**
+ * Register the guide's service worker, found at `root`.
+ * @param {URL} root  the site's root folder
+ */
+export async function keepOffline(root) {
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return setState("unsupported");
+  await pageSettled();
+  try {
+    const registration = await navigator.serviceWorker.register(new URL("sw.js", root), { scope: root.pathname });
+    watch(registration);
+  } catch {
+    setState("unsupported"); // blocked (a browser setting, a test harness): the page works online as before
+  }
+}

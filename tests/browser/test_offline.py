@@ -1,0 +1,183 @@
+"""Offline-first on any host: the guide's service worker (sw.js), driven as a learner uses the site.
+
+The site is served by Python's plain ``http.server`` (no COOP/COEP, no cache
+headers), as a static host that cannot send headers would serve it. A visit
+keeps the site; a reload is cross-origin isolated (the worker adds the
+headers), so Stop keeps the namespace; with the server stopped, pages open
+and cells run; a rebuilt site (a changed ``labs`` module) is offered as a
+reload and then used, never mixed with the old one.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_the_namespace, run_and_wait, set_code
+from tests.conftest import ROOT, _new_page
+
+pytestmark = pytest.mark.browser
+OFFLINE_READY = "document.documentElement.dataset.offline === 'ready'"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+        pass
+
+
+class PlainServer(http.server.ThreadingHTTPServer):
+    """http.server that can also drop the connections it holds open (a browser's preconnects)."""
+
+    daemon_threads = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.open: set = set()
+
+    def process_request(self, request, client_address) -> None:
+        self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:
+        self.open.discard(request)
+        super().shutdown_request(request)
+
+
+class PlainHost:
+    """A static host that sends no headers of its own: Python's http.server on ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.server = PlainServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        """The host is gone: nothing listens, and the connections the browser opened ahead are closed."""
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            for sock in list(self.server.open):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                sock.close()
+            self.server = None
+
+
+@pytest.fixture
+def hosts():
+    started: list[PlainHost] = []
+    yield lambda root: started.append(PlainHost(root)) or started[-1]
+    for host in started:
+        host.stop()
+
+
+@pytest.fixture
+def sw_page(browser, recorder):
+    """A page whose context lets the site register its service worker."""
+    context, page = _new_page(browser, recorder, 1280, 900, service_workers="allow")
+    yield page
+    context.close()
+    assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
+    assert recorder.console_errors == [], f"errors in the page's console: {recorder.console_errors}"
+
+
+def status_text(page) -> str:
+    return page.locator(".pc-runtime-text").inner_text()
+
+
+def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_host(sw_page, site_dir, hosts, tmp_path):
+    page = sw_page
+    site = tmp_path / "site"
+    shutil.copytree(site_dir, site)
+    host = hosts(site)
+
+    page.goto(f"{host.base}/micrograd.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("crossOriginIsolated") is False  # the host sends no COOP/COEP
+    assert "(Stop restarts Python on this host)" in status_text(page)
+    page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
+
+    # Second visit: the service worker answers, with the isolation headers.
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.evaluate("crossOriginIsolated") is True
+    assert "Stop restarts" not in status_text(page)
+    assert_stop_keeps_the_namespace(page, "kept across Stop", after_ms=300)
+
+    # The network is gone: the page, and a page never opened, still open and run.
+    host.stop()
+    page.reload()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    set_code(page, 0, "print(6 * 7)")
+    assert run_and_wait(page, 0).strip() == "42"
+    page.goto(f"{host.base}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert page.locator("h1").inner_text().startswith("Lab 3")
+    page.goto(f"{host.base}/no-such-page.html")
+    assert page.locator("h1").inner_text() == "This page needs the network once"
+
+
+def copy_project(to: Path) -> Path:
+    """The project's sources (not its builds), to build a changed copy of the site."""
+    for name in ("src", "docs", "conf"):
+        shutil.copytree(ROOT / name, to / name, ignore=shutil.ignore_patterns("__pycache__", "_generated"))
+    shutil.copytree(ROOT / "docs" / "_generated", to / "docs" / "_generated")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, to / name)
+    (to / "node_modules").symlink_to(ROOT / "node_modules")
+    return to
+
+
+def build(project: Path, outdir: Path) -> None:
+    """Build the copy as `nox -s docs` does, without running the pages' cells at build time (quicker)."""
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", "-D", "nb_execution_mode=off",
+                           "docs", str(outdir)], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, hosts, tmp_path):
+    page = sw_page
+    project = copy_project(tmp_path / "project")
+    site = tmp_path / "site"
+    build(project, site)
+    host = hosts(site)
+    probe = "import labs\nprint(getattr(labs, 'BUILD_NOTE', 'first build'))"
+
+    page.goto(f"{host.base}/micrograd.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    set_code(page, 0, probe)
+    assert run_and_wait(page, 0).strip() == "first build"
+    page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
+
+    init = project / "src" / "labs" / "__init__.py"
+    init.write_text(init.read_text() + '\nBUILD_NOTE = "rebuilt"\n')
+    build(project, site)
+
+    page.goto(f"{host.base}/micrograd.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    # Until the learner reloads, the page and its Python are the version it opened with.
+    set_code(page, 0, probe)
+    assert run_and_wait(page, 0).strip() == "first build"
+    page.wait_for_function("document.documentElement.dataset.offline === 'update-ready'", timeout=TIMEOUT)
+    note = page.locator(".pc-update")
+    assert note.inner_text().startswith("A newer version of this guide is ready.")
+
+    with page.expect_navigation():
+        note.get_by_role("button", name="Reload").click()
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    set_code(page, 0, probe)
+    assert run_and_wait(page, 0).strip() == "rebuilt"
+    page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
+    assert len(page.evaluate("caches.keys()")) == 1  # the old version's cache is gone
