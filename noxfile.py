@@ -65,10 +65,15 @@ def _lint(session: nox.Session) -> None:
 
 
 def _build_docs(session: nox.Session, outdir: Path = SITE) -> None:
+    # Sphinx's pickled environment (it holds the build's absolute paths) goes
+    # beside the site, not into it: a host publishes the whole folder. Both
+    # start empty: every build runs the pages' cells against today's labs.
+    doctrees = ROOT / "build" / "doctrees" / outdir.name
     shutil.rmtree(outdir, ignore_errors=True)
+    shutil.rmtree(doctrees, ignore_errors=True)
     session.run(
         "sphinx-build", "-W", "-n", "--keep-going", "-q", "-b", "html",
-        "-c", "conf", "docs", str(outdir),
+        "-d", str(doctrees), "-c", "conf", "docs", str(outdir),
     )
 
 
