@@ -109,9 +109,11 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
     # editor. The worker is a classic script (it loads Pyodide with importScripts).
     chunks = outdir / "chunks"
     shutil.rmtree(chunks, ignore_errors=True)  # a previous build's, named after their content
-    # nav.js (every page: the learner's progress beside the links) is bundled on its own: a chunk
-    # shared with cells.js would put one more request before the page script runs.
-    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("worker.js", "iife")):
+    # nav.js (every page: the learner's progress beside the links) and richtext.js (Markdown and
+    # LaTeX output, loaded by URL when the first arrives) are bundled on their own: a chunk they
+    # shared with cells.js (esbuild's helpers for CommonJS) would be one more request before the
+    # page script runs.
+    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("richtext.js", "esm"), ("worker.js", "iife")):
         cmd = [
             str(esbuild),
             str(js / entry),
@@ -119,7 +121,9 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             "--minify",
             "--sourcemap",
             f"--format={fmt}",
-            "--target=es2020",
+            # ES2022: class fields as written (every browser that runs Pyodide 0.26 has them), so
+            # esbuild adds no helper that the chunks would share with the page script.
+            "--target=es2022",
             "--log-level=warning",
         ]
         if entry == "cells.js":

@@ -141,9 +141,32 @@ function renderBundle(box, data) {
   } else if (data["image/svg+xml"]) {
     box.classList.add("image_svg");
     box.innerHTML = data["image/svg+xml"];
+  } else if (data["text/markdown"] || data["text/latex"]) {
+    // Rendered by richtext.js (markdown-it, KaTeX), in a chunk of its own; the text shows until it loads.
+    const markdown = data["text/markdown"];
+    box.classList.add(markdown ? "text_markdown" : "text_latex");
+    const pre = el("pre", { class: "pc-scroll", text: markdown || data["text/latex"] || "" });
+    box.append(pre);
+    loadRichText()
+      .then((rich) => {
+        box.innerHTML = markdown ? rich.renderMarkdown(markdown) : rich.renderLatex(data["text/latex"]);
+      })
+      .catch(() => {}); // offline before the chunk was kept: the text form stays
   } else {
     box.classList.add("text_plain");
-    const pre = el("pre", { class: "pc-scroll", text: data["text/markdown"] || data["text/latex"] || data["text/plain"] || "" });
+    const pre = el("pre", { class: "pc-scroll", text: data["text/plain"] || "" });
     box.append(pre);
   }
+}
+
+/** @type {Promise<typeof import("./richtext.js")> | null} */
+let richText = null;
+function loadRichText() {
+  // A bundle of its own beside this script (assets.bundle_js), loaded by URL.
+  const url = new URL("richtext.js", import.meta.url).href;
+  richText ||= import(/* webpackIgnore: true */ url).catch((err) => {
+    richText = null; // the next output tries again
+    throw err;
+  });
+  return richText;
 }

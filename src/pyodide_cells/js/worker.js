@@ -13,6 +13,9 @@
 import * as protocol from "./protocol.js";
 import { SnapshotStore } from "./snapshot.js";
 import BOOT_PY from "../python/worker_boot.py";
+// IPython.display for the cells (python/ipython/): installed as the IPython package.
+import IPYTHON_INIT from "../python/ipython/__init__.py";
+import IPYTHON_DISPLAY from "../python/ipython/display.py";
 
 /* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
@@ -176,6 +179,9 @@ async function boot() {
   if (bytecode) pyodide.unpackArchive(bytecode, "zip");
   post(protocol.status("loading", 3, step3, now()));
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
+  pyodide.FS.mkdirTree("/home/pyodide/IPython");
+  pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", IPYTHON_INIT);
+  pyodide.FS.writeFile("/home/pyodide/IPython/display.py", IPYTHON_DISPLAY);
   pyodide.runPython(`${BOOT_PY}\nboot(${py(restored)}, ${py(restored ? "" : STDLIB_SOURCES_URL)}, False)\n`);
   let snapshot = null;
   if (!restored && snapshots.available) {

@@ -164,6 +164,20 @@ def mime_bundle(obj: Any, max_plain_chars: int = 200_000, max_rich_chars: int = 
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
 
+_active: CellRunner | None = None  # the runner cells run in: IPython.display.display shows through it
+
+
+def display(*objs: Any) -> None:
+    """Show each object below the running cell: what ``IPython.display.display``
+    calls in the browser (``python/ipython/display.py``).
+
+    Raises RuntimeError when no runner has been made.
+    """
+    if _active is None:
+        raise RuntimeError("display() needs a CellRunner: none has been made")
+    _active.display(*objs)
+
+
 class CellRunner:
     """Run cells in one namespace and report what they do through ``emit``.
 
@@ -188,6 +202,8 @@ class CellRunner:
     """
 
     def __init__(self, emit: Emit, limits_json: str | None = None) -> None:
+        global _active
+        _active = self
         self.emit = emit
         limits = load_limits(limits_json)
         self.max_plain_chars = limits["outputChars"]

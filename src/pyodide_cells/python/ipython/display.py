@@ -1,0 +1,137 @@
+"""``IPython.display`` for the guide's cells: ``display`` and the rich-output classes.
+
+Each class holds text and shows it through the ``_repr_*_`` method the cell
+runner (``runner.py``) and Jupyter both read: ``HTML`` as HTML, ``Markdown``
+as Markdown (raw HTML in it is shown as text, not run), ``SVG`` as an
+image, ``Latex`` and ``Math`` with KaTeX, ``JSON`` as indented text.
+``display(obj)`` shows any object below the running cell. Other names of
+IPython's module raise an ImportError that says what is here.
+
+>>> Markdown("**bold**")._repr_markdown_()
+'**bold**'
+>>> Math(r"\\alpha^2")._repr_latex_()
+'$\\\\displaystyle \\\\alpha^2$'
+>>> print(JSON({"b": [1, 2]})._repr_mimebundle_()["text/plain"])
+{
+  "b": [
+    1,
+    2
+  ]
+}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+__all__ = ["display", "DisplayObject", "HTML", "Markdown", "SVG", "Latex", "Math", "JSON"]
+
+
+def display(*objs: Any, **kwargs: Any) -> None:
+    """Show each object below the running cell (IPython's ``display``).
+
+    Keyword arguments IPython takes (``display_id``, ``raw``, ...) are not
+    supported here: passing one raises TypeError naming it. Outside the
+    guide's runtime each object's ``repr`` is printed.
+    """
+    if kwargs:
+        raise TypeError(f"display() here takes objects only, not {', '.join(sorted(kwargs))}= "
+                        "(the guide's runtime is not the whole of IPython)")
+    runner = sys.modules.get("pyodide_cells_runner")
+    show = getattr(runner, "display", None)
+    if show is None:
+        for obj in objs:
+            print(repr(obj))
+        return
+    show(*objs)
+
+
+class DisplayObject:
+    """Text to show in one rich form. ``data``: the text (str); raises TypeError for anything else."""
+
+    def __init__(self, data: str | None = None) -> None:
+        if data is not None and not isinstance(data, str):
+            raise TypeError(f"{type(self).__name__}() takes the text to show as a str, not {type(data).__name__}")
+        self.data = data or ""
+
+    def __repr__(self) -> str:
+        short = self.data if len(self.data) <= 60 else self.data[:57] + "..."
+        return f"<{type(self).__name__} {short!r}>"
+
+
+class HTML(DisplayObject):
+    """HTML, shown as the page's HTML (as Jupyter does: only put HTML you trust in it)."""
+
+    def _repr_html_(self) -> str:
+        return self.data
+
+
+class Markdown(DisplayObject):
+    """Markdown, rendered in the page; raw HTML in it is shown as text."""
+
+    def _repr_markdown_(self) -> str:
+        return self.data
+
+
+class SVG(DisplayObject):
+    """An SVG image, from its markup."""
+
+    def _repr_svg_(self) -> str:
+        return self.data
+
+
+class Latex(DisplayObject):
+    """LaTeX, with its own delimiters (``$...$``, ``$$...$$``), rendered with KaTeX."""
+
+    def _repr_latex_(self) -> str:
+        return self.data
+
+
+class Math(DisplayObject):
+    """One display equation, without delimiters: ``Math(r"e^{i\\pi} + 1 = 0")``."""
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.data.strip().strip('$')}$"
+
+
+class JSON:
+    """A JSON-able value (a dict or a list), shown as indented JSON.
+
+    Raises TypeError when ``data`` cannot be written as JSON.
+    """
+
+    def __init__(self, data: Any = None, expanded: bool = False) -> None:
+        self.data = data
+        self.text = json.dumps(data, indent=2, ensure_ascii=False, default=_not_json)
+
+    def _repr_mimebundle_(self) -> dict[str, str]:
+        return {"text/plain": self.text}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"JSON() can show dicts, lists, strings, numbers, booleans and None, not {type(value).__name__}")
+
+
+# IPython.display's other public names: importing one says what is here (any other name is
+# an AttributeError, as for any module: tools probe modules with getattr).
+ELSEWHERE = frozenset({
+    "Audio", "Code", "DisplayHandle", "FileLink", "FileLinks", "GeoJSON", "IFrame", "Image", "Javascript",
+    "Pretty", "ProgressBar", "ScribdDocument", "TextDisplayObject", "Video", "VimeoVideo", "YouTubeVideo",
+    "clear_output", "display_html", "display_javascript", "display_jpeg", "display_json", "display_latex",
+    "display_markdown", "display_pdf", "display_png", "display_pretty", "display_svg", "publish_display_data",
+    "set_matplotlib_close", "set_matplotlib_formats", "update_display",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in ELSEWHERE:
+        raise ImportError(
+            f"IPython.display here has {', '.join(__all__)}; not {name} "
+            "(the guide's runtime provides this part of IPython only)"
+        )
+    raise AttributeError(f"module 'IPython.display' has no attribute {name!r}")

@@ -1,0 +1,30 @@
+// Markdown and LaTeX output (richtext.js): rendered, and never a way to run HTML or script.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { renderLatex, renderMarkdown } from "../../src/pyodide_cells/js/richtext.js";
+
+test("Markdown renders, with its math through KaTeX", () => {
+  const html = renderMarkdown("**bold** and $\\alpha^2$");
+  assert.match(html, /<strong>bold<\/strong>/);
+  assert.match(html, /class="katex"/);
+  assert.match(html, /<annotation encoding="application\/x-tex">\\alpha\^2<\/annotation>/); // MathML for screen readers
+});
+
+test("raw HTML in Markdown is text, and a javascript: link is not a link", () => {
+  const html = renderMarkdown('<img src=x onerror="alert(1)"> <script>alert(2)</script> [go](javascript:alert(3))');
+  assert.doesNotMatch(html, /<img|<script|href="javascript/i);
+  assert.match(html, /&lt;img src=x onerror=&quot;alert\(1\)&quot;&gt;/);
+});
+
+test("one equation is a display equation, as the build shows text/latex; \\(…\\) stays inline", () => {
+  for (const text of ["$\\displaystyle x^2$", "$$x^2$$", "\\[x^2\\]", "x^2"]) {
+    assert.match(renderLatex(text), /^<div class="math"><span class="katex-display">/, text);
+  }
+  assert.match(renderLatex("\\(x^2\\)"), /^<span class="katex">/);
+  assert.match(renderLatex("the value $x$ and $y$"), /^<p>the value <span class="katex">/);
+});
+
+test("KaTeX runs untrusted: \\href to javascript: and bad LaTeX render as errors, not links or exceptions", () => {
+  assert.doesNotMatch(renderLatex("\\href{javascript:alert(1)}{x}"), /href="javascript/);
+  assert.match(renderLatex("\\frac{"), /katex-error/);
+});

@@ -1,0 +1,79 @@
+"""IPython.display as the browser's cells get it (src/pyodide_cells/python/ipython), run in CPython
+the way the worker installs it: the folder as the IPython package, beside the cell runner, on a
+Python with no IPython of its own (-I -S: no site-packages)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PYTHON = Path(__file__).resolve().parent.parent / "src" / "pyodide_cells" / "python"
+RUN = """
+import json, sys
+sys.path.insert(0, {home!r})
+import pyodide_cells_runner
+out = []
+runner = pyodide_cells_runner.CellRunner(lambda kind, payload: out.append([kind, json.loads(payload)]))
+status = runner.run({code!r})["status"]
+print(json.dumps({{"status": status, "out": out}}))
+"""
+
+
+@pytest.fixture
+def run_cell(tmp_path):
+    """Run one cell's code as the worker does; return (status, [(kind, payload)])."""
+    home = tmp_path / "home"
+    (home / "IPython").mkdir(parents=True)
+    shutil.copy(PYTHON / "ipython" / "__init__.py", home / "IPython" / "__init__.py")
+    shutil.copy(PYTHON / "ipython" / "display.py", home / "IPython" / "display.py")
+    shutil.copy(PYTHON / "runner.py", home / "pyodide_cells_runner.py")
+    shutil.copy(PYTHON.parent / "limits.json", tmp_path / "limits.json")
+
+    def run(code: str):
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", RUN.format(home=str(home), code=code)],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout.splitlines()[-1])
+        return result["status"], result["out"]
+
+    return run
+
+
+def test_display_and_the_classes_give_the_mime_types_jupyter_gives(run_cell):
+    status, out = run_cell(
+        "from IPython.display import display, HTML, Markdown, SVG, Latex, Math, JSON\n"
+        "display(Markdown('**b**'), HTML('<em>h</em>'))\n"
+        "display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\"/>'), Latex('$x$'))\n"
+        "display(JSON({'a': [1]}))\n"
+        "Math(r'\\alpha')"
+    )
+    assert status == "ok"
+    shown = [(kind, {k: v for k, v in payload["data"].items() if k != "text/plain"}) for kind, payload in out]
+    assert shown == [
+        ("display", {"text/markdown": "**b**"}),
+        ("display", {"text/html": "<em>h</em>"}),
+        ("display", {"image/svg+xml": '<svg xmlns="http://www.w3.org/2000/svg"/>'}),
+        ("display", {"text/latex": "$x$"}),
+        ("display", {}),
+        ("result", {"text/latex": "$\\displaystyle \\alpha$"}),
+    ]
+    assert out[4][1]["data"]["text/plain"] == '{\n  "a": [\n    1\n  ]\n}'
+
+
+def test_what_is_not_here_says_so(run_cell):
+    status, out = run_cell("from IPython.display import Image")
+    assert status == "error"
+    (kind, error), = out
+    assert error["ename"] == "ImportError"
+    assert "IPython.display here has display, DisplayObject, HTML, Markdown" in error["evalue"] and "not Image" in error["evalue"]
+    status, out = run_cell("from IPython.display import display\ndisplay(1, display_id=True)")
+    assert status == "error" and "not display_id=" in out[-1][1]["evalue"]
+    status, out = run_cell("from IPython.display import HTML\nHTML(3)")
+    assert status == "error" and out[-1][1]["evalue"] == "HTML() takes the text to show as a str, not int"
+    status, out = run_cell("import IPython\nprint(IPython.get_ipython())")
+    assert status == "ok" and out[0][1]["text"] == "None"
