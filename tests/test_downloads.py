@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs.checks import doctest_blocks, run_blocks
+from labs.checks import doctest_blocks, run_blocks, standalone
 from tests.pages import exercise_code, read_page, reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,15 +80,24 @@ def bare_python(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-I", "-S", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+def page_code(page: str, which: str) -> str:
+    text = read_page(f"{page}.md")
+    return reference_solution(text) if which == "reference" else exercise_code(text)
+
+
+def check_names(page: str) -> list[str]:
+    return [name for name, _ in standalone(doctest_blocks(read_page(f"{page}.md")))]
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_the_script_runs_its_checks_with_doctest_and_nothing_installed(files, page):
     for which in ("reference", "starter"):
         path = files[page, which, "py"]
         assert "No module named 'labs'" in bare_python("-c", "import labs", cwd=path.parent).stderr
         proc = bare_python("-m", "doctest", "-v", path.name, cwd=path.parent)
-        code = reference_solution(read_page(f"{page}.md")) if which == "reference" else exercise_code(read_page(f"{page}.md"))
-        expected = failing_checks(page, code)
-        failed = {m.group(1).strip() for m in re.finditer(r"^Failed example:\n\s+\S.*?#\s*([^:#\n]+):", proc.stdout, re.M)}
+        expected = failing_checks(page, page_code(page, which))
+        # Each failure names its check, with a line of the file.
+        failed = set(re.findall(rf'^File "[^"]+{page}\.py", line \d+, in {page}\.__test__\.(.+)$', proc.stdout, re.M))
         assert failed == expected, proc.stdout[-3000:] + proc.stderr[-2000:]
         if which == "reference":
             assert proc.returncode == 0 and not expected, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -108,28 +117,40 @@ def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(
     text = path.read_text()
     support = text.split("except ModuleNotFoundError:")[1].split("# %%")[0]
     assert ">>>" not in support and "class PageFault(IndexError):" in support
+    # What the file does not copy says so, by name.
+    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention; import labs.paged_attention as pa; pa.BlockTable",
+                       cwd=path.parent)
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault "
+        "from the guide's labs package: define it here, or install the guide's labs package")
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_running_the_script_runs_the_code_then_the_checks(files, page):
-    total = len(run_blocks(doctest_blocks(read_page(f"{page}.md")), {}))  # every example, set-up lines too
+def test_running_the_script_runs_the_code_then_counts_checks_as_the_page_does(files, page):
+    total = len(check_names(page))
     ok = bare_python(files[page, "reference", "py"].name, cwd=files[page, "reference", "py"].parent)
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.rstrip().splitlines()[-1] == f"checks: {total} of {total} examples passed"
+    assert ok.stdout.rstrip().splitlines()[-1] == f"{total} / {total} checks passed"
     bad = bare_python(files[page, "starter", "py"].name, cwd=files[page, "starter", "py"].parent)
     assert bad.returncode == 1
-    passed, tried = map(int, re.search(r"^checks: (\d+) of (\d+) examples passed$", bad.stdout, re.M).groups())
-    assert tried == total and passed < total
+    expected = failing_checks(page, page_code(page, "starter"))
+    in_order = [name for name in check_names(page) if name in expected]
+    assert bad.stdout.rstrip().splitlines()[-1] == f"{total - len(expected)} / {total} checks passed; failed: {', '.join(in_order)}"
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_pytest_doctest_modules_runs_the_same_checks(files, page):
-    for which, outcome in (("reference", 0), ("starter", 1)):
+def test_pytest_doctest_modules_reports_each_check(files, page):
+    for which in ("reference", "starter"):
         path = files[page, which, "py"]
-        proc = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "-p", "no:cacheprovider", "-q", path.name],
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "-p", "no:cacheprovider", "-q", "-rf", path.name],
                               cwd=path.parent, capture_output=True, text=True, timeout=120)
-        assert proc.returncode == outcome, proc.stdout[-3000:]
-        assert re.search(rf"1 {'passed' if outcome == 0 else 'failed'}", proc.stdout), proc.stdout[-1000:]
+        expected = failing_checks(page, page_code(page, which))
+        total = len(check_names(page))
+        assert proc.returncode == (1 if expected else 0), proc.stdout[-3000:]
+        summary = ", ".join(part for part in (f"{len(expected)} failed" if expected else "",
+                                              f"{total - len(expected)} passed" if total > len(expected) else "") if part)
+        assert re.search(rf"^{summary} in ", proc.stdout, re.M), proc.stdout[-1500:]
+        assert set(re.findall(rf"^FAILED {page}\.py::{page}\.__test__\.(.+)$", proc.stdout, re.M)) == expected
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -147,20 +168,26 @@ def test_the_notebook_is_valid_nbformat_4_with_the_checks_last(files, page):
     nbformat.validate(nb)
     sources = [cell.source for cell in nb.cells]
     assert exercise_code(read_page(f"{page}.md")).rstrip() in sources
-    assert '\n__test__ = {"checks": (\n    """\\\n    >>> ' in nb.cells[-2].source
-    assert "doctest.DocTestRunner()" in nb.cells[-1].source
+    assert nb.cells[0].source.startswith("# Lab ") and "python -m doctest" not in nb.cells[0].source
+    assert "\n__test__ = {\n" in nb.cells[-2].source and "def run_checks():" in nb.cells[-2].source
+    assert nb.cells[-1].source.startswith("failed = run_checks()\nassert not failed")
 
 
 @pytest.mark.parametrize(("page", "which"), [(p, "reference") for p in PAGES] + [("micrograd", "starter")])
-def test_the_notebook_runs_with_nbconvert_execute(files, page, which):
+def test_the_notebook_runs_with_nbconvert_execute_and_fails_when_a_check_does(files, page, which):
     path = files[page, which, "ipynb"]
     proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output", "ran.ipynb", path.name],
                           cwd=path.parent, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ran = nbformat.read(path.parent / "ran.ipynb", as_version=4)
-    last = "".join(out.get("text", "") for out in ran.cells[-1].outputs)
-    passed, tried = map(int, re.search(r"checks: (\d+) of (\d+) examples passed", last).groups())
-    assert tried > 0 and (passed == tried) == (which == "reference"), last
+    total = len(check_names(page))
+    if which == "reference":
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ran = nbformat.read(path.parent / "ran.ipynb", as_version=4)
+        assert "".join(out.get("text", "") for out in ran.cells[-1].outputs) == f"{total} / {total} checks passed\n"
+    else:
+        expected = failing_checks(page, page_code(page, which))
+        assert proc.returncode == 1
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr)  # the traceback comes in colour
+        assert f"AssertionError: {len(expected)} of {total} checks failed: " in plain, plain[-3000:]
 
 
 def test_an_exercise_that_imports_labs_another_way_fails_the_build_with_what_to_write():

@@ -29,7 +29,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "plain_doctest", "main"]
+__all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "standalone", "main"]
 
 Status = Literal["passed", "failed", "error", "not run"]
 # A fenced ```python block of a MyST page whose first line is a prompt.
@@ -118,33 +118,42 @@ def parse_block(text: str, block: int = 0) -> list[Check]:
     return checks
 
 
-def plain_doctest(blocks: list[str]) -> str:
-    """The ``blocks`` as one doctest text that plain :mod:`doctest` runs as this
-    engine does, with no option flags set: ``python -m doctest`` and ``pytest
-    --doctest-modules`` on a learner's downloaded file (its ``__test__``).
+def standalone(blocks: list[str]) -> list[tuple[str, str]]:
+    """Each check of the page as a doctest of its own, for plain :mod:`doctest`
+    (``python -m doctest``, ``pytest --doctest-modules``: no option flags set)
+    on a learner's downloaded file: ``[(name, text)]`` in page order.
 
-    Each example whose expected output (or exception) uses ``...`` gets an
-    ``ELLIPSIS`` directive, the one flag of the engine's that the pages' checks
-    rely on. One text, not one per block: doctest gives each test its own copy
-    of the globals, and later blocks use the names earlier ones set up. The
-    difference that stays: a set-up line that raises does not stop the rest of
-    its block.
+    A check's text is every set-up line above it in the page, in order, then
+    the check: plain doctest gives each test its own copy of the globals, and
+    a check uses the names set-up lines made. An example whose expected output
+    (or exception) uses ``...`` gets the ``ELLIPSIS`` directive, the one flag of
+    the engine's the pages rely on. Names are the checks' (``Check 3`` for one
+    without), made unique. The difference that stays: a set-up line that raises
+    fails each check after it, where the page marks them "not run".
 
-    >>> text = plain_doctest([">>> int('x')  # Bad: raises\\nTraceback (most recent call last):\\nValueError: ...\\n"])
-    >>> text.splitlines()[0]
-    ">>> int('x')  # Bad: raises  # doctest: +ELLIPSIS"
+    >>> [(name, text.splitlines()) for name, text in standalone([">>> x = 2\\n>>> x * 3  # Triple: x times 3\\n6\\n"])]
+    [('Triple', ['>>> x = 2', '>>> x * 3  # Triple: x times 3', '6'])]
     """
     import doctest
 
-    texts = []
+    setup: list[str] = []
+    checks: list[tuple[str, str]] = []
+    names: set[str] = set()
     for index, text in enumerate(blocks):
-        lines = text.splitlines()
         for example in doctest.DocTestParser().get_examples(text, f"block {index + 1}"):
-            if "..." in example.want or "..." in (example.exc_msg or ""):
-                if "doctest:" not in lines[example.lineno]:
-                    lines[example.lineno] += "  # doctest: +ELLIPSIS"
-        texts.append("\n".join(lines).strip("\n"))
-    return "\n\n".join(texts) + "\n"
+            lines = example.source.rstrip("\n").split("\n")
+            if "..." in example.want and "doctest:" not in lines[0]:
+                lines[0] += "  # doctest: +ELLIPSIS"
+            source = "\n".join([f">>> {lines[0]}", *(f"... {line}" for line in lines[1:])])
+            if not example.want and example.exc_msg is None:
+                setup.append(source)
+                continue
+            name = check_name(example.source)[0] or f"Check {len(checks) + 1}"
+            while name in names:
+                name += " (again)"
+            names.add(name)
+            checks.append((name, "\n".join([*setup, source, example.want.rstrip("\n")])))
+    return checks
 
 
 def _runner_class():

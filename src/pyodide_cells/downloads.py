@@ -8,10 +8,10 @@ what does not depend on it is made here, at build time, as a list of parts:
   copied from ``src/labs`` (docstrings without their examples), used only
   when ``labs`` is not installed, so the file runs with Python alone;
 - one placeholder per exercise cell (``{"kind": "exercise", "index": k}``);
-- the page's checks as a module-level ``__test__`` dict
-  (``labs.checks.plain_doctest``), which ``python -m doctest`` and
+- the page's checks as a module-level ``__test__`` dict, one doctest per
+  check (``labs.checks.standalone``), which ``python -m doctest`` and
   ``pytest --doctest-modules`` run; the script runs them too when run
-  directly, the notebook in its last cell.
+  directly, the notebook in its last cell (which fails if one does).
 
 Only the exercise cells travel: the page's other cells draw with the guide's
 own ``labs`` modules, which a learner's machine does not have.
@@ -162,12 +162,21 @@ def support_cell(sources: list[str]) -> str:
         body += ["", *("\n\n".join(definitions)).splitlines(), ""]
         registers.append((module, names))
     body[:0] = sorted(imports, key=lambda line: (line.startswith("from"), line))
+    body += [
+        "def _not_copied(module, copied, name):",
+        "    if name.startswith('__'):",
+        "        raise AttributeError(name)",
+        "    raise AttributeError(f\"{module}.{name} is not in this file, which copies only {', '.join(copied)} \"",
+        "                         \"from the guide's labs package: define it here, or install the guide's labs package\")",
+        "",
+    ]
     for module, names in registers:
         body.append(f"sys.modules.setdefault({module.split('.')[0]!r}, types.ModuleType({module.split('.')[0]!r}))")
         body.append(f"_module = sys.modules[{module!r}] = types.ModuleType({module!r})")
         body.append(f"for _name in {tuple(names)!r}:")
         body.append(f"    globals()[_name].__module__ = {module!r}")
         body.append("    setattr(_module, _name, globals()[_name])")
+        body.append(f"_module.__getattr__ = lambda name: _not_copied({module!r}, {tuple(names)!r}, name)")
     body.append("del _module, _name")
     text = "\n".join([
         "# What the exercise imports from the guide's `labs` package. Where `labs` is",
@@ -182,59 +191,79 @@ def support_cell(sources: list[str]) -> str:
     return text + "\n"
 
 
-def _literal(text: str) -> str:
-    """``text`` as a readable triple-quoted Python string literal.
+def _docstring(text: str, indent: str) -> str:
+    """``text`` as a docstring literal whose lines start at ``indent``; a raw
+    string where it has backslashes (doctest reads ``__doc__`` as it is).
 
     Raises ExtensionError when no quoting gives ``text`` back.
     """
+    body = textwrap.indent(text, indent).lstrip()
     for quote in ('"""', "'''"):
-        body = text.replace("\\", "\\\\")
-        if quote in body or body.endswith(quote[0]):
-            continue
-        literal = f"{quote}\\\n{body}{quote}"
-        if ast.literal_eval(literal) == text:
-            return literal
-    raise ExtensionError("the page's checks cannot be written as a Python string literal")
+        for prefix in ("", "r"):
+            if quote in body or (prefix == "" and "\\" in body):
+                continue
+            literal = f"{prefix}{quote}{body}\n{indent}{quote}"
+            try:
+                if ast.literal_eval(literal) == f"{body}\n{indent}":
+                    return literal
+            except SyntaxError:
+                continue
+    raise ExtensionError("a check of the page cannot be written as a Python docstring")
 
 
-def checks_cell(blocks: list[str], filename: str) -> str:
-    """The page's checks as the module-level ``__test__`` dict doctest reads.
+def checks_cell(blocks: list[str]) -> str:
+    """The page's checks as the module-level ``__test__`` dict doctest reads:
+    one function per check, whose docstring holds the check and the set-up lines
+    it needs (``labs.checks.standalone``). Doctest and pytest then report each
+    check by its name, with line numbers in the file, and one failing check does
+    not hide the next. The functions are removed from the module once listed,
+    so the checks do not run twice.
 
-    IPython strips ``>>>`` prompts from a notebook cell's lines, indented or
-    not, unless they are in a triple-quoted string that opens at the start of
-    its line (IPython 9's ``PromptStripper``): the string opens on a line of
-    its own. Indented as in a docstring; doctest reads them the same.
+    Each docstring opens at the start of its line: IPython strips ``>>>``
+    prompts from a notebook cell's lines unless they are in a triple-quoted
+    string that opens there (IPython 9's ``PromptStripper``).
     """
-    from labs.checks import plain_doctest
+    from labs.checks import standalone
 
-    return "\n".join([
-        "# The page's checks, run by doctest from this dict:",
-        f"#     python -m doctest -v {filename}",
-        f"#     pytest --doctest-modules {filename}",
-        '__test__ = {"checks": (',
-        f"    {_literal(textwrap.indent(plain_doctest(blocks), '    '))}",
-        ")}",
-        "",
-    ])
+    lines = ["# The page's checks, one doctest each, with the set-up lines it needs."]
+    names = []
+    for index, (name, text) in enumerate(standalone(blocks), 1):
+        function = f"_check_{index}"
+        names.append((name, function))
+        doc = _docstring(name + "\n\n" + text, "    ")
+        lines += [f"def {function}():", f"    {doc}", "", ""]
+    lines.append("__test__ = {")
+    lines += [f"    {name!r}: {function}," for name, function in names]
+    lines.append("}")
+    lines.append(f"del {', '.join(function for _, function in names)}")
+    lines += ["", "", RUN_CHECKS]
+    return "\n".join(lines)
 
 
-SCRIPT_MAIN = '''\
-if __name__ == "__main__":  # `python {filename}` runs the checks after the code
+RUN_CHECKS = '''\
+def run_checks():
+    """Run the checks against this file's names; print and return the names of those that failed."""
     import doctest
 
-    _failed, _tried = doctest.testmod()
-    print(f"checks: {{_tried - _failed}} of {{_tried}} examples passed")
-    raise SystemExit(1 if _failed else 0)
+    failed = []
+    for name, check in __test__.items():
+        runner = doctest.DocTestRunner()
+        for test in doctest.DocTestFinder().find(check, name, globs=dict(globals())):
+            runner.run(test)
+        if runner.failures:
+            failed.append(name)
+    print(f"{len(__test__) - len(failed)} / {len(__test__)} checks passed" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return failed
+'''
+
+SCRIPT_MAIN = '''\
+if __name__ == "__main__":  # `python {filename}` runs your code, then the checks
+    raise SystemExit(1 if run_checks() else 0)
 '''
 
 NOTEBOOK_RUN = '''\
-import doctest
-
-_runner = doctest.DocTestRunner()
-for _name, _text in __test__.items():
-    _runner.run(doctest.DocTestParser().get_doctest(_text, dict(globals()), _name, None, 0))
-_failed, _tried = _runner.summarize(verbose=False)
-print(f"checks: {_tried - _failed} of {_tried} examples passed")
+failed = run_checks()
+assert not failed, f"{len(failed)} of {len(__test__)} checks failed: {', '.join(failed)} (their reports are above)"
 '''
 
 
@@ -248,25 +277,33 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
     if not sources:
         return {}
     filename = f"{name}.py"
-    parts: list[Part] = [{
-        "kind": "markdown",
-        "text": "\n".join([
-            f"# {title}",
-            "",
-            "Your code from the exercise of {page_url}, with the page's checks.",
-            "",
-            f"- Run the checks with `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}`;",
+    about = [
+        f"# {title}",
+        "",
+        "Your code from the exercise of {page_url}, with the page's checks. Only the exercise is here:",
+        "names your code takes from the page's other cells are not defined in this file.",
+        "",
+    ]
+    parts: list[Part] = [
+        {"kind": "markdown", "only": "py", "text": "\n".join([
+            *about,
+            f"- `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}` runs the checks;",
             f"  `python {filename}` runs your code, then the checks.",
-            "- In Jupyter, run every cell: the last one runs the checks.",
             "- Nothing to install: Python 3.10 or newer is enough.",
-        ]),
-    }]
+        ])},
+        {"kind": "markdown", "only": "ipynb", "text": "\n".join([
+            *about,
+            "Run every cell (**Run All**): the last one runs the checks, and fails if one of them does.",
+            "Nothing to install beyond Jupyter.",
+        ])},
+    ]
     support = support_cell(sources)
     if support:
         parts.append({"kind": "code", "text": support})
     parts += [{"kind": "exercise", "index": index} for index in range(len(sources))]
     parts.append({"kind": "markdown", "text": "## The page's checks\n\nThe same checks as the page's **Check my code**."})
-    parts.append({"kind": "code", "text": checks_cell(blocks, filename) + "\n\n" + SCRIPT_MAIN.format(filename=filename), "only": "py"})
-    parts.append({"kind": "code", "text": checks_cell(blocks, filename), "only": "ipynb"})
+    checks = checks_cell(blocks)
+    parts.append({"kind": "code", "text": checks + "\n\n" + SCRIPT_MAIN.format(filename=filename), "only": "py"})
+    parts.append({"kind": "code", "text": checks, "only": "ipynb"})
     parts.append({"kind": "code", "text": NOTEBOOK_RUN, "only": "ipynb"})
     return {"name": name, "parts": parts}

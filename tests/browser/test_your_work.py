@@ -128,7 +128,8 @@ def test_reset_this_page_asks_then_restores_every_edited_cell(page, base_url):
 
     page.once("dialog", lambda d: answer(d, False))
     reset.click()
-    assert questions and "2 cells (1, 3)" in questions[0] and "Download .py" in questions[0]
+    assert questions and questions[0].startswith("Restore the original code of 2 cells: cell 1 (under “")
+    assert "; cell 3 (under “" in questions[0] and "(Download .py first to keep a copy of the exercise.)" in questions[0]
     assert page.locator(".pc-edited:not([hidden])").count() == 2  # "Cancel" keeps them
 
     page.once("dialog", lambda d: answer(d, True))
@@ -140,5 +141,31 @@ def test_reset_this_page_asks_then_restores_every_edited_cell(page, base_url):
     kept = page.evaluate("Object.keys(localStorage).filter((k) => k.startsWith('pyodide-cells:v1:/micrograd.html:'))")
     assert kept == []
     assert reset.is_disabled()
+    # The focus is not dropped on the page: it is on the first restored cell, and the page says what it did.
+    assert page.evaluate("document.activeElement === document.querySelector('div.cell.pc-live .pc-run')")
+    assert page.locator(".pc-page-tools-said").inner_text() == "Restored 2 cells."
     page.reload()
     assert page.locator(".pc-edited:not([hidden])").count() == 0
+
+
+def test_resetting_only_a_demo_cell_promises_no_copy_and_names_it(page, base_url):
+    page.goto(f"{base_url}/micrograd.html")
+    type_at_end(page, 2, "# an edit")
+    questions = []
+    page.once("dialog", lambda d: (questions.append(d.message), d.accept()))
+    page.get_by_role("button", name="Reset this page").click()
+    page.wait_for_function("document.querySelectorAll('.pc-edited:not([hidden])').length === 0", timeout=TIMEOUT)
+    assert questions[0].startswith("Restore the original code of cell 3 (under “") and "Download" not in questions[0]
+
+
+def test_the_console_says_when_its_results_are_from_before_an_edit(page, base_url):
+    page.goto(f"{base_url}/{LAB}.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    check(page)
+    summary = page.locator(".pc-checks-summary")
+    assert summary.inner_text() == f"0 / {CHECKS} passed"
+    type_at_end(page, exercise_index(page), "# changed")
+    assert summary.inner_text() == f"0 / {CHECKS} passed · before your last change: press Check my code again"
+    assert page.locator(".pc-checks").get_attribute("data-stale") == "true"
+    check(page)
+    assert summary.inner_text() == f"0 / {CHECKS} passed" and page.locator(".pc-checks").get_attribute("data-stale") is None

@@ -27,7 +27,7 @@ export function loadEditor() {
 export const unsaved = new Set();
 
 const NOT_SAVED = {
-  full: "Not saved: this browser's storage for this site is full, so your edit lives only in this page until you leave it. Copy your code somewhere safe, or free space (other pages of this site, or other sites on this address, use it).",
+  full: "Not saved: this browser's storage for this site is full, so your edit lives only in this page until you leave it. Copy your code somewhere safe (Download .py, above, keeps the exercise), or free space (other pages of this site, or other sites on this address, use it).",
   disabled: "Not saved: this browser does not let the page keep edits (private browsing or blocked storage), so your edit lives only in this page until you leave it.",
 };
 
@@ -37,7 +37,7 @@ export class Cell {
    * @param {number} index
    * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
-   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void}} page
+   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void}} page
    */
   constructor(root, index, page) {
     this.root = root;
@@ -213,6 +213,7 @@ export class Cell {
   // --------------------------------------------------------------- saving
 
   persist() {
+    this.page.changed();
     const value = this.edit;
     this.saved = value;
     this.markEdited();
@@ -254,7 +255,7 @@ export class Cell {
     if (mine === this.synced && !this.conflict) {
       this.synced = value;
       this.setText(value === null ? this.original : value);
-      this.statusText.textContent = "Updated with the edit made in another tab";
+      this.statusText.textContent = value === null ? "Reset in another tab" : "Updated with the edit made in another tab";
       return;
     }
     this.conflict = { value };
@@ -299,6 +300,15 @@ export class Cell {
       return;
     }
     if (this.notes.textContent !== why) this.notes.replaceChildren(el("p", { class: "pc-note pc-not-saved", role: "alert", text: why }));
+  }
+
+  /** How the page names this cell to the learner: "cell 4 (under “Second pass”)", its section's heading. */
+  describe() {
+    const heading = this.root.closest("section")?.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4");
+    if (!heading) return `cell ${this.index + 1}`;
+    const title = /** @type {HTMLElement} */ (heading.cloneNode(true));
+    title.querySelectorAll(".headerlink").forEach((link) => link.remove());
+    return `cell ${this.index + 1} (under “${(title.textContent || "").trim()}”)`;
   }
 
   markEdited() {

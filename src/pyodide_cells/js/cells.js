@@ -92,7 +92,10 @@ function main() {
     afterStartup,
     topMargin: () => Math.max(0, bar.root.getBoundingClientRect().bottom),
     edited: () => tools?.update(),
+    changed: () => checks?.codeChanged(),
   };
+  /** @type {ChecksConsole | null} */
+  let checks = null;
   /** @type {PageTools | null} */
   let tools = null;
   roots.forEach((root, index) => cells.push(new Cell(root, index, page)));
@@ -100,7 +103,7 @@ function main() {
   bar.keys.after(tools.root);
 
   const firstBlock = /** @type {HTMLElement | null} */ (document.querySelector("div.doctest-block pre"));
-  const checks = firstBlock && CONFIG.checks?.length
+  checks = firstBlock && CONFIG.checks?.length
     ? new ChecksConsole(firstBlock, { blocks: CONFIG.blocks, checks: CONFIG.checks }, {
         check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),

@@ -128,6 +128,7 @@ export class ChecksConsole {
       failure = msg.ename ? `${msg.ename}: ${msg.evalue}` : (msg.traceback || "").trim().split("\n").pop() || "";
     } };
     const run = (this.run = this.actions.check(this.page.blocks, sink));
+    delete this.root.dataset.stale;
     this.root.dataset.state = "running";
     this.summary.textContent = "Running your cells, then the checks…";
     for (const item of this.items.values()) this.setItem(item, "running", "");
@@ -151,6 +152,16 @@ export class ChecksConsole {
     }
     this.root.dataset.runs = String(this.runs);
     return run;
+  }
+
+  /**
+   * A cell's code changed (an edit, a Reset): results shown are of the code
+   * before it, and the summary says so until the checks run again.
+   */
+  codeChanged() {
+    if (this.run || !this.runs || this.root.dataset.stale === "true") return;
+    this.root.dataset.stale = "true";
+    this.summary.textContent += " · before your last change: press Check my code again";
   }
 
   /** @param {boolean} busy */

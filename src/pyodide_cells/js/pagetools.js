@@ -38,8 +38,9 @@ export class PageTools {
       text: "Reset this page",
       onclick: () => this.resetAll(),
     }));
+    this.said = el("span", { class: "pc-page-tools-said", role: "status" });
     this.root = el("div", { class: "pc-page-tools", role: "group", "aria-label": "Your work on this page" },
-      el("span", { class: "pc-page-tools-label", text: "Your work:" }), ...buttons, this.resetButton);
+      el("span", { class: "pc-page-tools-label", text: "Your work:" }), ...buttons, this.resetButton, this.said);
     this.update();
   }
 
@@ -78,10 +79,18 @@ export class PageTools {
   async resetAll() {
     const edited = this.edited();
     if (!edited.length) return;
-    const which = edited.map((cell) => cell.index + 1).join(", ");
-    const question = `Restore the original code of ${edited.length === 1 ? `cell ${which}` : `${edited.length} cells (${which})`}? Your edits to ${edited.length === 1 ? "it" : "them"} will be lost.${this.download?.parts?.length ? " (Download .py first to keep a copy.)" : ""}`;
+    const which = edited.map((cell) => cell.describe());
+    const exercise = edited.some((cell) => cell.root.classList.contains("tag_exercise"));
+    const question = [
+      `Restore the original code of ${edited.length === 1 ? which[0] : `${edited.length} cells: ${which.join("; ")}`}?`,
+      `Your edits to ${edited.length === 1 ? "it" : "them"} will be lost.`,
+      exercise && this.download?.parts?.length ? "(Download .py first to keep a copy of the exercise.)" : "",
+    ].filter(Boolean).join(" ");
     if (!window.confirm(question)) return;
     for (const cell of edited) await cell.reset({ ask: false });
     this.update();
+    // The button is disabled now: the focus goes to the first restored cell, and the page says what it did.
+    this.said.textContent = `Restored ${edited.length === 1 ? which[0] : `${edited.length} cells`}.`;
+    edited[0].runButton.focus();
   }
 }
