@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,17 @@ sys.path.insert(0, str(SRC))
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
 )
+
+# The pages' cells run at build time in a Jupyter kernel that myst-nb starts.
+# Over TCP (the only transport myst-nb asks for) ipykernel warns at every start
+# that the local connection is not encrypted, and nbclient logs each start at
+# INFO: neither says anything about the pages. The kernel gets a profile of
+# its own, under build/, that keeps its log to errors.
+KERNEL_PROFILE = ROOT / "build" / "ipython" / "profile_default"
+KERNEL_PROFILE.mkdir(parents=True, exist_ok=True)
+(KERNEL_PROFILE / "ipython_kernel_config.py").write_text('c.IPKernelApp.log_level = "ERROR"\n')
+os.environ["IPYTHONDIR"] = str(KERNEL_PROFILE.parent)
+logging.getLogger("traitlets").setLevel(logging.WARNING)
 
 project = "AI-Systems Lab Guide"
 author = "The lab guide authors"
