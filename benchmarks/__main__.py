@@ -15,6 +15,11 @@
    - the **warm re-run** of the page's first cell, timed inside the page.
 
    Every figure is a median; ratios are to the floor's cold first output.
+   The same pages are measured again from a **plain static host** (Python's
+   ``http.server``: no gzip, no COOP/COEP, no cache headers), as a site
+   published where the host adds nothing; there the second visit is answered
+   by the guide's service worker. What the service worker fetches to keep the
+   site offline is counted apart (``offline_bytes``), not in the page's bytes.
 2. **Engines in CPython**: ``benchmarks.engines`` (ours vs PyPI's micrograd
    0.1.0) and ``benchmarks.kernels`` (softmax, attention, block tables,
    autograd).
@@ -32,6 +37,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import http.server
 import json
 import os
 import platform
@@ -90,6 +97,7 @@ class Traffic:
         self.requests = 0
         self.from_cache = 0
         self.foreign = 0
+        self.offline = 0
 
     def note_host(self, url: str) -> None:
         if urlsplit(url).hostname not in {"127.0.0.1", "localhost", None}:
@@ -99,12 +107,16 @@ class Traffic:
         """A response arrived: count what crossed the wire, and the files whose body did.
 
         A response from the HTTP cache reports its headers but no body: it
-        counts no file (nor does a 304, whose body is the cached copy).
+        counts no file (nor does a 304, whose body is the cached copy). What
+        the service worker fetches to keep the site offline is counted apart.
         """
         response = request.response()
         sizes = request.sizes()
         body = max(sizes["responseBodySize"], 0)
         received = body + max(sizes["responseHeadersSize"], 0)
+        if request.service_worker is not None:
+            self.offline += received
+            return
         self.requests += 1
         self.wire += received
         if body == 0:
@@ -131,6 +143,11 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
     else:
         page.wait_for_selector("body[data-state=done]", timeout=TIMEOUT)
     page.wait_for_timeout(500)  # late responses (fonts, the graph's Graphviz) are counted too
+    if is_lab:
+        # The service worker keeps the site once Python has started: let it finish, so that
+        # the second visit is always the one a returning learner gets.
+        page.wait_for_function("['ready', 'unsupported', 'failed'].includes(document.documentElement.dataset.offline)",
+                               timeout=TIMEOUT)
     result = {
         "ready_ms": mark(page, "pyodide-cells:ready"),
         "first_output_ms": mark(page, "pyodide-cells:first-output"),
@@ -139,10 +156,12 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
         "requests": traffic.requests,
         "from_cache": traffic.from_cache,
         "foreign_requests": traffic.foreign,
+        "offline_bytes": traffic.offline,
     }
     if is_lab:
         # A second visit is only fast when it restored the start-up snapshot: say whether it did.
         result["restored"] = page.evaluate("window.pyodideCells.runtime.restored === true")
+        result["isolated"] = 1.0 if page.evaluate("crossOriginIsolated") else 0.0
         result["warm_rerun_ms"] = page.evaluate(
             """async () => {
                 const times = [];
@@ -158,6 +177,19 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
         )
     page.close()
     return result
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+        pass
+
+
+def plain_host(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """The site on a static host that adds nothing: Python's http.server (no gzip, no headers)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def median_of(runs: list[dict], key: str):
@@ -254,6 +286,23 @@ def write_tables(data: dict) -> None:
                     f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
                     f"{sum(runs)} of {len(runs)}" if runs else "–",
                 ])
+    plain = data.get("pages_plain")
+    if plain:
+        plain_floor = plain[FLOOR]["cold"]["first_output_ms"]
+        with open(GENERATED / "pages_plain.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["page", "visit", "first output (ms)", "× floor (same host)", "× floor (guide's server)",
+                        "MB sent", "MB kept offline", "cross-origin isolated"])
+            for name, res in plain.items():
+                for visit_name in ("cold", "second"):
+                    r = res[visit_name]
+                    isolated = r.get("isolated")
+                    w.writerow([
+                        name, visit_name, f"{r['first_output_ms']:.0f}", f"{r['first_output_ms'] / plain_floor:.2f}",
+                        f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
+                        f"{r.get('offline_bytes', 0) / 1e6:.2f}" if name != FLOOR else "–",
+                        "–" if isolated is None else ("yes" if isolated >= 0.5 else "no"),
+                    ])
     with open(GENERATED / "targets.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["page", *(t[0] for t in TARGETS)])
@@ -344,6 +393,10 @@ def main(argv: list[str] | None = None) -> int:
             warm.new_page().goto(f"{base}/{path}", wait_until="load")
         warm.close()
         data["pages"] = bench_pages(browser, base, site, runs)
+        print("pages from a plain static host …", flush=True)
+        plain_server, plain_base = plain_host(site)
+        data["pages_plain"] = bench_pages(browser, plain_base, site, runs)
+        plain_server.shutdown()
         print("engines in the page …", flush=True)
         data["kernels_page"] = kernels_in_page(browser, base, scale)
         browser.close()

@@ -37,7 +37,9 @@ def spied_server(own_server):
 def test_a_second_visit_asks_the_server_for_the_page_only(browser, spied_server):
     base, answered = spied_server
     # Not routed like the other tests' pages: routing turns Playwright's HTTP cache off.
-    context = browser.new_context()
+    # The HTTP cache itself, without the service worker (which would answer the second
+    # visit from its own cache: tests/browser/test_offline.py).
+    context = browser.new_context(service_workers="block")
     foreign = []
     context.on("request", lambda r: r.url.startswith(base) or r.url.startswith(("data:", "blob:")) or foreign.append(r.url))
     try:

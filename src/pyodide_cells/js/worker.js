@@ -104,8 +104,10 @@ async function startPyodide(opening) {
 // Compile the interpreter's WebAssembly while pyodide.asm.js downloads and runs
 // (about 0.3 s of JavaScript), instead of after it as loadPyodide does: Pyodide
 // 0.26 has no option for this, so its one call to instantiateStreaming is
-// answered with the module compiled here. Its own fetch of the same file waits
-// on the HTTP cache's lock for this one, and is dropped unread.
+// answered with the module compiled here. Its own fetch of the same file is
+// answered with an empty body, never sent: a second request, dropped unread,
+// made Chromium discard the file from its HTTP cache where the host sends no
+// cache headers, and the service worker then downloaded all 10 MB again.
 //
 // Returns a promise that rejects when the file cannot be downloaded (it never
 // resolves otherwise): Pyodide's own path then aborts inside Emscripten and
@@ -113,7 +115,15 @@ async function startPyodide(opening) {
 /** @param {string} wasmURL @returns {Promise<never>} */
 function compileEarly(wasmURL) {
   const original = WebAssembly.instantiateStreaming;
-  const response = fetch(wasmURL).then((r) => {
+  const realFetch = self.fetch;
+  const href = new URL(wasmURL, self.location.href).href;
+  self.fetch = (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (new URL(url, self.location.href).href !== href) return realFetch(input, init);
+    self.fetch = realFetch;
+    return Promise.resolve(new Response(null, { headers: { "Content-Type": "application/wasm" } }));
+  };
+  const response = realFetch(wasmURL).then((r) => {
     if (!r.ok) throw new Error(`could not load the Python runtime from ${wasmURL}: HTTP ${r.status}`);
     return r;
   });
@@ -126,7 +136,7 @@ function compileEarly(wasmURL) {
       module = await compiled;
     } catch (err) {
       console.warn("pyodide-cells: early compile failed, Pyodide compiles instead:", err);
-      return original(source, imports);
+      return original(realFetch(wasmURL), imports); // `source` is the empty answer above
     }
     Promise.resolve(source).then((r) => r.body && r.body.cancel()).catch(() => {});
     return { module, instance: await WebAssembly.instantiate(module, imports) };
