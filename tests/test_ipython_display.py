@@ -77,3 +77,29 @@ def test_what_is_not_here_says_so(run_cell):
     assert status == "error" and out[-1][1]["evalue"] == "HTML() takes the text to show as a str, not int"
     status, out = run_cell("import IPython\nprint(IPython.get_ipython())")
     assert status == "ok" and out[0][1]["text"] == "None"
+
+
+def test_ipython_display_is_a_module_as_in_ipython(run_cell):
+    status, out = run_cell(
+        "import IPython.display\n"
+        "from IPython import display as d\n"
+        "IPython.display.display(d.Markdown('**m**'))\n"
+        "print(type(IPython.display).__name__, d is IPython.display)"
+    )
+    assert status == "ok", out
+    assert out[0][1]["data"]["text/markdown"] == "**m**"
+    assert "".join(payload["text"] for kind, payload in out if kind == "stream") == "module True\n"
+
+
+def test_json_reads_json_text_and_names_what_it_cannot_show(run_cell):
+    status, out = run_cell("from IPython.display import JSON\nprint(JSON('{\"a\": 1}'))")
+    assert status == "ok" and "".join(p["text"] for k, p in out if k == "stream") == '{\n  "a": 1\n}\n'
+    for code, message in (
+        ("JSON({(1, 2): 3})", "TypeError: JSON() cannot show this value: keys must be str, int, float, bool or None, not tuple"),
+        ("x = []\nx.append(x)\nJSON(x)", "ValueError: JSON() cannot show this value: Circular reference detected"),
+        ("JSON('{oops')", "ValueError: JSON() was given text that is not JSON: "),
+        ("Markdown(filename='notes.md')", "TypeError: Markdown() here takes the text to show only, not filename="),
+    ):
+        status, out = run_cell(f"from IPython.display import JSON, Markdown\n{code}")
+        assert status == "error", code
+        assert f"{out[-1][1]['ename']}: {out[-1][1]['evalue']}".startswith(message), out[-1][1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import urllib.error
 import urllib.request
 
 import pytest
@@ -326,3 +327,66 @@ def test_the_headers_file_states_the_servers_policy_for_every_file(site):
             sent = hosts_headers(rules, url)
             assert sent.pop("Cache-Control", ["no-cache"]) == [want.pop("Cache-Control")], url  # one value, the server's
             assert sent == {name: [value] for name, value in want.items()}, url
+
+
+@pytest.mark.parametrize(("request_line", "status"), [
+    (b"GARBAGE", 400), (b"GET", 400), (b"GET / HTTP/9.9", 505), (b"GET / HTTP/1.1 extra", 400), (b"GET /" + b"a" * 70_000 + b" HTTP/1.1", 414),
+])
+def test_a_malformed_request_gets_an_error_status_not_a_dropped_connection(site, request_line, status, capfd):
+    import socket
+    from urllib.parse import urlsplit
+
+    base, _ = site
+    parts = urlsplit(base)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(request_line + b"\r\n\r\n")
+        reply = sock.makefile("rb").read()
+    # An answer, not a closed connection (a request line of one word is HTTP/0.9: no status line).
+    assert f"Error code: {status}".encode() in reply
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_requests_that_arrive_together_share_one_compression(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    from pyodide_cells import serve
+
+    calls = []
+    real = gzip.compress
+    monkeypatch.setattr(serve.gzip, "compress", lambda data, **kw: calls.append(len(data)) or real(data, **kw))
+    cache = serve.GzipCache()
+    path = tmp_path / "big.wasm"
+    path.write_bytes(bytes(range(256)) * 40_000)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=50) as pool:
+        bodies = set(pool.map(lambda _: cache.get(str(path)), range(50)))
+    assert len(bodies) == 1 and calls == [path.stat().st_size]
+
+
+def test_a_folder_page_and_an_extensionless_page_are_served_as_their_html_files(site):
+    base, root = site
+    response = get(base + "/", **{"Accept-Encoding": "gzip"})
+    assert response.headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(response.read()) == (root / "index.html").read_bytes()
+    (root / "micrograd.html").write_text("<!doctype html><title>lab</title>")
+    assert get(base + "/micrograd").read() == b"<!doctype html><title>lab</title>"
+
+
+def test_gzip_only_when_accepted_and_dates_compare_as_dates(site):
+    base, root = site
+    assert get(base + "/index.html", **{"Accept-Encoding": "gzip;q=0"}).headers.get("Content-Encoding") is None
+    later = "Fri, 01 Jan 2100 00:00:00 GMT"
+    with pytest.raises(urllib.error.HTTPError) as not_modified:
+        get(base + "/index.html", **{"Accept-Encoding": "gzip", "If-Modified-Since": later})
+    assert not_modified.value.code == 304
+
+
+def test_the_server_needs_the_standard_library_only(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "src"
+    proc = subprocess.run([sys.executable, "-S", "-m", "pyodide_cells.serve", str(tmp_path)], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(src)}, timeout=60)
+    # No Sphinx on the path (-S), and no warning about the module being imported twice.
+    assert proc.returncode == 2 and proc.stderr.strip() == f"error: no built site at {tmp_path} (index.html missing); build it first"

@@ -11,16 +11,19 @@ Only HTML builders get JavaScript; other builders see plain code and outputs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sphinx.application import Sphinx
-
-from . import assets, hints, katex_socket, pages, publish, transforms
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
 
 __version__ = "0.1.0"
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    # Imported here, not with the package: `python -m pyodide_cells.serve` needs
+    # the standard library only, not Sphinx.
+    from . import assets, hints, katex_socket, pages, publish, transforms
+
     app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
     app.add_config_value("pyodide_cells_build_wheel", True, "env", bool)

@@ -23,8 +23,8 @@ from .serve import ISOLATION, headers_file
 
 HERE = Path(__file__).parent
 # Not kept for offline use: what the pages do not load (sources, source maps,
-# Sphinx's inventory) and the sources of the precompiled standard library
-# (fetched for a traceback's lines, and kept then).
+# Sphinx's inventory). The sources of the precompiled standard library are
+# kept: a traceback offline shows its lines.
 SKIP_SUFFIXES = (".map", ".inv", ".buildinfo", ".txt")
 OWN = ("sw.js", "_headers")
 
@@ -37,7 +37,7 @@ def offline_files(outdir: Path) -> list[str]:
         if not path.is_file() or rel in OWN or path.suffix in SKIP_SUFFIXES:
             continue
         parts = rel.split("/")
-        if any(part.startswith(".") or part == "_sources" or part.endswith("-src") for part in parts):
+        if any(part.startswith(".") or part == "_sources" for part in parts):
             continue
         if parts[:2] == ["_static", "pyodide"] and parts[-1] == "python_stdlib.zip":
             continue  # Pyodide's own; the worker loads the precompiled python_stdlib-<key>.zip

@@ -155,6 +155,7 @@ class GzipCache:
         self.size = 0
         self.entries: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
         self.lock = threading.Lock()
+        self.compressing: dict[str, threading.Lock] = {}
 
     def get(self, path: str) -> bytes:
         mtime = os.stat(path).st_mtime
@@ -163,8 +164,20 @@ class GzipCache:
             if entry and entry[0] == mtime:
                 self.entries.move_to_end(path)
                 return entry[1]
-        with open(path, "rb") as f:
-            body = gzip.compress(f.read(), compresslevel=6, mtime=0)
+            compressing = self.compressing.setdefault(path, threading.Lock())
+        # One compression per file: requests that arrive meanwhile (a class opening
+        # the page at once after a rebuild) wait for it instead of each compressing.
+        with compressing:
+            with self.lock:
+                entry = self.entries.get(path)
+                if entry and entry[0] == mtime:
+                    return entry[1]
+            with open(path, "rb") as f:
+                body = gzip.compress(f.read(), compresslevel=6, mtime=0)
+            self._keep(path, mtime, body)
+        return body
+
+    def _keep(self, path: str, mtime: float, body: bytes) -> None:
         with self.lock:
             old = self.entries.pop(path, None)
             if old:
@@ -174,10 +187,42 @@ class GzipCache:
             while self.size > self.limit and len(self.entries) > 1:
                 _, (_, dropped) = self.entries.popitem(last=False)
                 self.size -= len(dropped)
-        return body
 
 
 _gzip_cache = GzipCache()
+
+
+def accepts_gzip(header: str) -> bool:
+    """True when an ``Accept-Encoding`` header accepts gzip (``gzip`` or ``*``, with a q above 0).
+
+    >>> accepts_gzip("gzip, br"), accepts_gzip("gzip;q=0"), accepts_gzip("nogzip"), accepts_gzip("*;q=0.5")
+    (True, False, False, True)
+    """
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() not in ("gzip", "*"):
+            continue
+        q = 1.0
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        return q > 0
+    return False
+
+
+def not_modified_since(header: str | None, mtime: float) -> bool:
+    """True when the file (modified at ``mtime``) has not changed since the ``If-Modified-Since`` date."""
+    if not header:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return False
+    return since is not None and since.timestamp() >= int(mtime)
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
@@ -221,12 +266,16 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_error(refused)
             return None
         path = self.translate_path(self.path)
-        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-        if not (accepts and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
+        if os.path.isdir(path) and self.path.split("?", 1)[0].endswith("/") and os.path.isfile(os.path.join(path, "index.html")):
+            path = os.path.join(path, "index.html")  # a folder's page, gzipped like any page
+        elif not os.path.exists(path) and os.path.isfile(path + ".html"):
+            path += ".html"  # /micrograd is /micrograd.html, as static hosts and the service worker have it
+            self.path = self.path.split("?", 1)[0] + ".html"
+        if not (accepts_gzip(self.headers.get("Accept-Encoding", "")) and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
             return super().send_head()
         stat = os.stat(path)
         modified = email.utils.formatdate(stat.st_mtime, usegmt=True)
-        if self.headers.get("If-Modified-Since") == modified:
+        if not_modified_since(self.headers.get("If-Modified-Since"), stat.st_mtime):
             self.send_response(http.HTTPStatus.NOT_MODIFIED)
             self.end_headers()
             return None
@@ -245,7 +294,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         super().send_response(code, message)
 
     def end_headers(self) -> None:
-        headers = policy(self.path)
+        # send_error for a malformed request line comes before the stdlib sets self.path.
+        headers = policy(getattr(self, "path", "/"))
         if getattr(self, "status", 0) not in (http.HTTPStatus.OK, http.HTTPStatus.NOT_MODIFIED):
             # A 404 kept for a year would outlive the file's coming back (a
             # rebuild in progress, a deploy): errors are asked for again.
@@ -307,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         server = make_server(args.root, args.port, args.host)
+    except FileNotFoundError as err:  # no built site there
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except OSError as err:
         if err.errno == errno.EADDRINUSE:
             print(f"error: port {args.port} on {args.host} is in use (another server?): "

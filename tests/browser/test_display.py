@@ -67,3 +67,12 @@ def test_rendered_math_follows_the_theme(page, base_url):
                           page.evaluate("getComputedStyle(document.body).backgroundColor"))
     assert colours["light"][0] != colours["dark"][0]  # the text colour follows the page's
     assert all(text != background for text, background in colours.values())
+
+
+def test_markdown_too_long_to_render_stays_text_and_says_so(page, base_url):
+    open_runtime(page, base_url)
+    type_code(page, DEMO, "from IPython.display import Markdown\nMarkdown('*x* ' * 20000)")
+    run_and_wait(page, DEMO)
+    live = cell(page, DEMO).locator(".cell_output .text_markdown")
+    assert live.locator("em").count() == 0
+    assert live.inner_text().endswith("… shown as text: Markdown over 50,000 characters is not rendered")

@@ -37,7 +37,7 @@ from tests.browser.test_micrograd_page import (
 
 pytestmark = pytest.mark.browser
 EXERCISE = 0  # micrograd's first cell: the exercise, a long cell
-KEY = "pyodide-cells:v1:/micrograd.html:cell-0"  # where the runtime keeps cell 0's edit
+KEY = "pyodide-cells:v1:/micrograd:cell-0"  # where the runtime keeps cell 0's edit
 FILLER = "another-site:filler-"  # keys another site on this origin keeps
 
 # ------------------------------------------------------------------ helpers

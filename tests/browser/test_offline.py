@@ -124,8 +124,9 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
     page.goto(f"{host.base}/paged_attention.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert page.locator("h1").inner_text().startswith("Lab 3")
-    page.goto(f"{host.base}/no-such-page.html")
-    assert page.locator("h1").inner_text() == "This page needs the network once"
+    page.goto(f"{host.base}/deeper/no-such-page.html")
+    assert page.locator("h1").inner_text() == "There is no such page"
+    assert page.get_by_role("link", name="Go to the guide's first page").get_attribute("href") == f"{host.base}/"
 
 
 def copy_project(to: Path) -> Path:
@@ -165,17 +166,26 @@ def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, hosts, tmp_pat
     init.write_text(init.read_text() + '\nBUILD_NOTE = "rebuilt"\n')
     build(project, site)
 
-    page.goto(f"{host.base}/micrograd.html")
-    page.wait_for_function(READY, timeout=TIMEOUT)
+    other = page.context.new_page()  # a second tab on the old version
+    for tab in (page, other):
+        tab.goto(f"{host.base}/micrograd.html")
+        tab.wait_for_function(READY, timeout=TIMEOUT)
     # Until the learner reloads, the page and its Python are the version it opened with.
     set_code(page, 0, probe)
     assert run_and_wait(page, 0).strip() == "first build"
-    page.wait_for_function("document.documentElement.dataset.offline === 'update-ready'", timeout=TIMEOUT)
+    for tab in (page, other):
+        tab.wait_for_function("document.documentElement.dataset.offline === 'update-ready'", timeout=TIMEOUT)
     note = page.locator(".pc-update")
     assert note.inner_text().startswith("A newer version of this guide is ready.")
 
     with page.expect_navigation():
         note.get_by_role("button", name="Reload").click()
+    # The other tab is told, and its Reload works too.
+    other.locator(".pc-update", has_text="This guide was updated in another tab").wait_for(timeout=TIMEOUT)
+    with other.expect_navigation():
+        other.locator(".pc-update").get_by_role("button", name="Reload").click()
+    other.wait_for_function(READY, timeout=TIMEOUT)
+    assert other.locator(".pc-update").count() == 0
     page.wait_for_function(READY, timeout=TIMEOUT)
     set_code(page, 0, probe)
     assert run_and_wait(page, 0).strip() == "rebuilt"

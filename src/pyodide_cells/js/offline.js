@@ -25,24 +25,36 @@ function pageSettled() {
   });
 }
 
-/** The note that offers the newer version. @param {ServiceWorker} waiting */
-function offerReload(waiting) {
-  if (document.querySelector(".pc-update")) return;
-  const note = document.createElement("div");
-  note.className = "pc-update";
-  note.setAttribute("role", "status");
+/** This tab asked the newer version to take over: its controllerchange is the cue to reload. */
+let reloading = false;
+
+/**
+ * The note that offers the newer version: Reload lets the waiting worker take over, then
+ * reloads; once another tab has done that (`waiting` null), Reload only reloads.
+ * @param {ServiceWorker | null} waiting
+ * @param {string} message
+ */
+function offerReload(waiting, message) {
+  let note = /** @type {HTMLElement | null} */ (document.querySelector(".pc-update"));
+  if (!note) {
+    note = document.createElement("div");
+    note.className = "pc-update";
+    note.setAttribute("role", "status");
+    document.body.append(note);
+  }
   const text = document.createElement("span");
-  text.textContent = "A newer version of this guide is ready.";
+  text.textContent = message;
   const button = document.createElement("button");
   button.type = "button";
   button.className = "pc-update-reload";
   button.textContent = "Reload";
   button.addEventListener("click", () => {
+    if (!waiting || waiting.state === "activated" || waiting.state === "redundant") return location.reload();
+    reloading = true;
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload(), { once: true });
     waiting.postMessage({ type: "skip-waiting" });
   });
-  note.append(text, " ", button);
-  document.body.append(note);
+  note.replaceChildren(text, " ", button);
 }
 
 /** @param {ServiceWorkerRegistration} registration */
@@ -51,7 +63,7 @@ function watch(registration) {
     const waiting = registration.waiting;
     if (waiting && navigator.serviceWorker.controller) {
       setState("update-ready");
-      offerReload(waiting);
+      offerReload(waiting, "A newer version of this guide is ready.");
     } else if (registration.active && !registration.installing) setState("ready");
     else setState("installing");
   };
@@ -62,6 +74,16 @@ function watch(registration) {
     });
   };
   follow(registration.installing);
+  // Another tab let the newer version take over: this page is of the older one, whose files are
+  // gone from the cache, so it says so (a first install's takeover, from no worker, is not that).
+  let controlled = Boolean(navigator.serviceWorker.controller);
+  navigator.serviceWorker.addEventListener("controllerchange", () => {
+    if (controlled && !reloading) {
+      setState("update-ready");
+      offerReload(null, "This guide was updated in another tab: reload this page to use the new version (your edits are kept).");
+    }
+    controlled = true;
+  });
   registration.addEventListener("updatefound", () => {
     follow(registration.installing);
     update();

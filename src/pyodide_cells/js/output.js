@@ -141,17 +141,26 @@ function renderBundle(box, data) {
   } else if (data["image/svg+xml"]) {
     box.classList.add("image_svg");
     box.innerHTML = data["image/svg+xml"];
-  } else if (data["text/markdown"] || data["text/latex"]) {
-    // Rendered by richtext.js (markdown-it, KaTeX), in a chunk of its own; the text shows until it loads.
-    const markdown = data["text/markdown"];
+  } else if ("text/markdown" in data || "text/latex" in data) {
+    // Rendered by richtext.js (markdown-it, KaTeX), in a bundle of its own; the text shows until it
+    // loads. Rendering runs on the page's main thread: past a size it would hold the page (and its
+    // Stop button) for seconds, so a longer text stays text, and says so.
+    const markdown = "text/markdown" in data;
+    const text = String(markdown ? data["text/markdown"] : data["text/latex"]);
     box.classList.add(markdown ? "text_markdown" : "text_latex");
-    const pre = el("pre", { class: "pc-scroll", text: markdown || data["text/latex"] || "" });
+    const pre = el("pre", { class: "pc-scroll", text });
     box.append(pre);
+    if (text.length > LIMITS.renderedTextChars) {
+      pre.textContent += `\n… shown as text: ${markdown ? "Markdown" : "LaTeX"} over ${LIMITS.renderedTextChars.toLocaleString()} characters is not rendered`;
+      return;
+    }
+    if (!text.trim()) return; // nothing to render, as in Jupyter
     loadRichText()
       .then((rich) => {
-        box.innerHTML = markdown ? rich.renderMarkdown(markdown) : rich.renderLatex(data["text/latex"]);
+        const html = markdown ? rich.renderMarkdown(text) : rich.renderLatex(text);
+        if (html.trim()) box.innerHTML = html; // else (markdown-it's nesting limit) the text stays
       })
-      .catch(() => {}); // offline before the chunk was kept: the text form stays
+      .catch(() => {}); // offline before the bundle was kept: the text form stays
   } else {
     box.classList.add("text_plain");
     const pre = el("pre", { class: "pc-scroll", text: data["text/plain"] || "" });

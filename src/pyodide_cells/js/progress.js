@@ -6,6 +6,8 @@
 
 /** @typedef {{passed: number, total: number, at: string}} Progress */
 
+import { pagePath } from "./util.js";
+
 const PREFIX = "pyodide-cells:v1:progress:";
 
 /**
@@ -14,8 +16,7 @@ const PREFIX = "pyodide-cells:v1:progress:";
  * @param {string} pathname
  */
 export function progressKey(pathname) {
-  const path = pathname.replace(/\/index\.html$|\/$/, "/index").replace(/\.html$/, "");
-  return `${PREFIX}${path}`;
+  return `${PREFIX}${pagePath(pathname)}`;
 }
 
 /**

@@ -19,7 +19,7 @@ import LIMITS_JSON from "../limits.json" with { type: "json" };
 
 /**
  * Output limits, shared with the cell runner (runner.py reads the same file).
- * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number,
+ * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number, renderedTextChars: number,
  *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number}}
  */
 export const LIMITS = Object.freeze({ ...LIMITS_JSON });

@@ -12,8 +12,10 @@ import MarkdownIt from "markdown-it";
 import markdownItKatex from "@vscode/markdown-it-katex";
 import katex from "katex";
 
-// MathML beside the HTML, as the build renders it: screen readers read the MathML.
-const KATEX = { throwOnError: false, trust: false };
+// MathML beside the HTML, as the build renders it: screen readers read the MathML. An error
+// shows in the text's own colour (KaTeX's red is unreadable on the dark theme), underlined by
+// the stylesheet; "strict" warnings about LaTeX dialects are not the learner's business.
+const KATEX = { throwOnError: false, trust: false, strict: /** @type {"ignore"} */ ("ignore"), errorColor: "currentColor" };
 const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
 markdown.use(/** @type {any} */ (markdownItKatex).default || markdownItKatex, KATEX);
 
@@ -23,10 +25,10 @@ export function renderMarkdown(text) {
 }
 
 /**
- * HTML for LaTeX output. One equation ($…$, $$…$$, \[…\], or bare LaTeX) is a
- * display equation, as the build shows text/latex output (myst-nb) and as
- * IPython's Math gives it ($\displaystyle …$); \(…\) is inline; text with
- * equations in it is read as Markdown with math.
+ * HTML for LaTeX output. One equation ($…$, $$…$$, \[…\], or an environment
+ * such as \begin{align}) is a display equation, as the build shows text/latex
+ * output (myst-nb) and as IPython's Math gives it ($\displaystyle …$); \(…\) is
+ * inline; anything else is text with its delimited math typeset.
  * @param {string} text
  */
 export function renderLatex(text) {
@@ -34,8 +36,9 @@ export function renderLatex(text) {
   const inline = /^\\\(([\s\S]*)\\\)$/.exec(source);
   if (inline) return katex.renderToString(inline[1], { ...KATEX, displayMode: false });
   const one = /^\$\$([\s\S]+)\$\$$/.exec(source) || /^\$([^$]+)\$$/.exec(source) || /^\\\[([\s\S]*)\\\]$/.exec(source);
-  if (one || !source.includes("$")) {
+  if (one || /^\\begin\{/.test(source)) {
     return `<div class="math">${katex.renderToString(one ? one[1] : source, { ...KATEX, displayMode: true })}</div>`;
   }
+  // As Jupyter typesets text/latex: the math in it, between delimiters; the rest is text.
   return markdown.render(source);
 }

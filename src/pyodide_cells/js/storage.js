@@ -5,14 +5,37 @@
 // page can write the same key: both are reported, never swallowed, so the
 // cell can tell the learner.
 
+import { pagePath } from "./util.js";
+
 /**
  * @typedef {{ok: true} | {ok: false, reason: "full" | "disabled", error: string}} WriteResult
  */
 
 export class EditStore {
-  /** @param {string} page  what names the page (its path): each page keeps its own edits */
-  constructor(page) {
-    this.prefix = `pyodide-cells:v1:${page}:`;
+  /** @param {string} pathname  the page's path: each page keeps its own edits, under pagePath() */
+  constructor(pathname) {
+    this.prefix = `pyodide-cells:v1:${pagePath(pathname)}:`;
+    this.legacy = `pyodide-cells:v1:${pathname}:`;
+    this.adopt(this.legacy);
+  }
+
+  /**
+   * Edits saved under the page's path as it was served (`/lab.html`) before keys were made
+   * the same for `/lab` and `/lab.html`: moved to this page's keys, unless it has its own.
+   * @param {string} legacy
+   */
+  adopt(legacy) {
+    if (legacy === this.prefix) return;
+    try {
+      const storage = window.localStorage;
+      for (const key of Object.keys(storage).filter((k) => k.startsWith(legacy))) {
+        const moved = this.prefix + key.slice(legacy.length);
+        if (storage.getItem(moved) === null) storage.setItem(moved, /** @type {string} */ (storage.getItem(key)));
+        storage.removeItem(key);
+      }
+    } catch {
+      /* storage disabled or full: the old keys stay, and get() reads them there */
+    }
   }
 
   /** @param {number} index */
@@ -23,7 +46,8 @@ export class EditStore {
   /** The saved edit of cell `index`, or null (none, or storage disabled). @param {number} index */
   get(index) {
     try {
-      return window.localStorage.getItem(this.key(index));
+      const value = window.localStorage.getItem(this.key(index));
+      return value !== null || this.legacy === this.prefix ? value : window.localStorage.getItem(`${this.legacy}cell-${index}`);
     } catch {
       return null; // storage disabled (private mode, sandboxed frame)
     }
@@ -39,6 +63,7 @@ export class EditStore {
     try {
       if (value === null) window.localStorage.removeItem(this.key(index));
       else window.localStorage.setItem(this.key(index), value);
+      if (this.legacy !== this.prefix) window.localStorage.removeItem(`${this.legacy}cell-${index}`);
       return { ok: true };
     } catch (err) {
       const name = err && /** @type {any} */ (err).name;

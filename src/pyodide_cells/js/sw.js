@@ -87,21 +87,26 @@ async function answer(request) {
     return isolated(response);
   } catch (err) {
     if (request.mode !== "navigate") throw err;
-    return isolated(needsNetwork(request.url));
+    return isolated(offline(request.url));
   }
 }
 
-/** A page that was never fetched, asked for offline. @param {string} url */
-function needsNetwork(url) {
-  const page = new URL(url).pathname.split("/").pop() || "this page";
+/** Offline, a page the cache does not hold: one of the site's not kept yet, or no page at all. @param {string} url */
+function offline(url) {
+  const path = new URL(url).pathname;
+  const rel = path.startsWith(BASE.pathname) ? path.slice(BASE.pathname.length) : path;
+  const known = FILES.includes(rel) || FILES.includes(`${rel}.html`) || FILES.includes(`${rel}index.html`);
+  const name = (rel || "index.html").replace(/[<>&"]/g, "");
+  const [title, text] = known
+    ? ["This page needs the network once", `You are offline, and <code>${name}</code> is not kept in this browser yet. Pages of the guide you have opened before work offline; this one will too after one visit online.`]
+    : ["There is no such page", `The guide has no page at <code>${name}</code>. You are offline, so this is its copy kept in this browser answering.`];
   const html = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Offline · AI-Systems Lab Guide</title><link rel="icon" href="data:,">
+<title>${title} · AI-Systems Lab Guide</title><link rel="icon" href="data:,">
 <body style="font: 16px/1.5 system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem">
-<h1>This page needs the network once</h1>
-<p>You are offline, and <code>${page.replace(/[<>&"]/g, "")}</code> is not kept in this browser yet.
-Pages of the guide you have opened before work offline; this one will too after one visit online.</p>
-<p><a href="./">Go to the guide's first page</a></p></body></html>`;
-  // 200, not 503: an error status is logged as a failed load in the page's console, and the page is an answer.
+<h1>${title}</h1>
+<p>${text}</p>
+<p><a href="${BASE.href}">Go to the guide's first page</a></p></body></html>`;
+  // 200, not 503 or 404: an error status is logged as a failed load in the page's console, and the page is an answer.
   return new Response(html, { status: 200, headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
 }
 

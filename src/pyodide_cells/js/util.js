@@ -22,3 +22,12 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export const STATIC = new URL("../", import.meta.url); // .../_static/
+
+/**
+ * What names a page in this browser's storage: its path, the same whether a host serves it as
+ * `/lab.html`, `/lab` or `/lab/` (static hosts and the service worker answer all three).
+ * @param {string} pathname
+ */
+export function pagePath(pathname) {
+  return pathname.replace(/\/index\.html$|\/$/, "/index").replace(/\.html$/, "");
+}

@@ -4,9 +4,13 @@ The worker installs this folder as the ``IPython`` package (Pyodide has no
 IPython, and the whole of it would be megabytes for a few classes), so that
 ``from IPython.display import display, HTML, Markdown`` works in a cell as
 in Jupyter. ``get_ipython()`` says there is no IPython shell.
+
+``IPython.display`` is the module, as in IPython: ``import IPython.display``,
+``from IPython import display`` and ``from IPython.display import display``
+all work.
 """
 
-from .display import display
+from . import display
 
 
 def get_ipython() -> None:
@@ -14,4 +18,4 @@ def get_ipython() -> None:
     return None
 
 
-__all__ = ["display", "get_ipython"]
+__all__ = ["display", "get_ipython"]  # display: the module

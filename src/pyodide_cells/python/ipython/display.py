@@ -49,9 +49,17 @@ def display(*objs: Any, **kwargs: Any) -> None:
 
 
 class DisplayObject:
-    """Text to show in one rich form. ``data``: the text (str); raises TypeError for anything else."""
+    """Text to show in one rich form. ``data``: the text (str).
 
-    def __init__(self, data: str | None = None) -> None:
+    Raises TypeError for anything else, and for IPython's ``url``,
+    ``filename`` and ``metadata`` (nothing is read from a file or the network
+    here).
+    """
+
+    def __init__(self, data: str | None = None, **unsupported: Any) -> None:
+        if unsupported:
+            raise TypeError(f"{type(self).__name__}() here takes the text to show only, not "
+                            f"{', '.join(sorted(unsupported))}= (the guide's runtime reads no files or URLs)")
         if data is not None and not isinstance(data, str):
             raise TypeError(f"{type(self).__name__}() takes the text to show as a str, not {type(data).__name__}")
         self.data = data or ""
@@ -97,14 +105,25 @@ class Math(DisplayObject):
 
 
 class JSON:
-    """A JSON-able value (a dict or a list), shown as indented JSON.
+    """A JSON-able value (a dict or a list, or JSON text, which is read first), shown as indented JSON.
 
-    Raises TypeError when ``data`` cannot be written as JSON.
+    Raises TypeError or ValueError, naming the problem, when ``data`` cannot be
+    written as JSON (or, given as text, is not JSON).
     """
 
     def __init__(self, data: Any = None, expanded: bool = False) -> None:
+        if isinstance(data, str):  # as IPython: a string is JSON text
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise ValueError(f"JSON() was given text that is not JSON: {exc}") from None
         self.data = data
-        self.text = json.dumps(data, indent=2, ensure_ascii=False, default=_not_json)
+        try:
+            self.text = json.dumps(data, indent=2, ensure_ascii=False, default=_not_json)
+        except TypeError as exc:  # a key that is not a string, a number, a bool or None
+            raise TypeError(f"JSON() cannot show this value: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # data that contains itself, or nests too deep
+            raise ValueError(f"JSON() cannot show this value: {str(exc) or type(exc).__name__}") from None
 
     def _repr_mimebundle_(self) -> dict[str, str]:
         return {"text/plain": self.text}
