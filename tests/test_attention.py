@@ -393,3 +393,21 @@ def test_svg_bad_input():
     with pytest.raises(ValueError, match="NaN"):
         SoftmaxTrace([0.0, math.nan])
     parse(SoftmaxTrace([-INF, -INF])._repr_svg_())  # all masked: still draws, no NaN
+
+
+# Found by fuzzing (issue 17): a logit past float32's range gave NaN probabilities in the online
+# float32 form, whose docstring says it stays finite; both float32 forms now name it.
+@pytest.mark.parametrize("logit", [1e39, -1e39, 3.5e38])
+@pytest.mark.parametrize("softmax", ["online_softmax_float32", "softmax_naive_float32"])
+def test_a_logit_float32_cannot_hold_is_a_named_error(softmax, logit):
+    import labs.attention as att
+
+    with pytest.raises(att.Float32Overflow, match=r"logits\[1\] = .* does not fit float32"):
+        getattr(att, softmax)([0.0, logit])
+
+
+def test_the_largest_float32_logit_still_works():
+    import labs.attention as att
+
+    r = att.online_softmax_float32([3.4028234663852886e38, 0.0])
+    assert r.probs == [1.0, 0.0]

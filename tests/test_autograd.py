@@ -542,3 +542,31 @@ def test_topological_order_matches_recursive_dfs(ops):
     assert [n.grad for n in order] == [approx(2 * g) if not n._prev else g for n, g in zip(order, first)]
     root.zero_grad()
     assert all(n.grad == 0.0 for n in order)
+
+
+# Found by the float64 oracles (issue 17): the power rule's gradient must not be lost to an
+# overflow or underflow in between when the true gradient is an ordinary float.
+@pytest.mark.parametrize(("base", "exponent", "gradient"), [
+    (1e154, 2, 2e154),        # k * a**k / a overflowed in k * a**k: backward raised OverflowError
+    (1e-200, 2, 2e-200),      # a**k underflowed to 0: the gradient came out 0.0
+    (1e-200, 3, 0.0),         # 3e-400 is below float64: 0.0 is right
+    (-1e154, 2, -2e154),
+])
+def test_power_gradients_survive_intermediate_overflow_and_underflow(base, exponent, gradient):
+    for k in (exponent, Value(float(exponent))):
+        if isinstance(k, Value) and base < 0:
+            continue  # a Value exponent needs a base > 0
+        x = Value(base)
+        out = x ** k
+        out.grad = 1.0
+        out._backward()
+        assert x.grad == pytest.approx(gradient, rel=1e-15, abs=0.0), (base, k)
+
+
+def test_the_exact_power_gradients_stay_exact():
+    x, e = Value(5e-324), Value(5e-324)
+    (x ** e).backward()
+    assert x.grad == 1.0
+    y = Value(2.0)
+    (y ** 3).backward()
+    assert y.grad == 12.0

@@ -544,6 +544,29 @@ def to_float32(x: float) -> float:
         return math.copysign(math.inf, x)
 
 
+FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32, (2 - 2**-23) * 2**127
+
+
+def _as_float32_logits(logits) -> list[float]:
+    """Validate a row of logits and round it to float32.
+
+    Raises Float32Overflow for a finite logit that float32 cannot hold
+    (it would round to +-inf: +inf makes inf / inf = NaN, -inf would mask it
+    silently), besides ``_as_logits``' ValueError / TypeError.
+
+    >>> _as_float32_logits([0.1, float("-inf")])
+    [0.10000000149011612, -inf]
+    """
+    row = []
+    for i, x in enumerate(_as_logits(logits)):
+        r = to_float32(x)
+        if math.isinf(r) and math.isfinite(x):
+            raise Float32Overflow(f"logits[{i}] = {x!r} does not fit float32 (finite floats up to +-{FLOAT32_MAX!r}): "
+                                  "it would round to " + ("inf, and inf / inf is NaN" if x > 0 else "-inf, masking it"))
+        row.append(r)
+    return row
+
+
 def _exp32(x: float) -> float:
     try:
         return to_float32(math.exp(x))
@@ -562,8 +585,8 @@ def softmax_naive_float32(logits) -> list[float]:
 
     Raises:
         Float32Overflow: if some logit exceeds 88.72283905206835 = ln(FLT_MAX),
-            so exp is inf in float32 and the division would give NaN. (We raise
-            rather than return NaN.)
+            so exp is inf in float32 and the division would give NaN (we raise
+            rather than return NaN), or does not fit float32 at all.
         ZeroDivisionError: if every exp underflows to 0.0.
         ValueError, TypeError: NaN / +inf / non-float logits.
 
@@ -573,7 +596,7 @@ def softmax_naive_float32(logits) -> list[float]:
     Traceback (most recent call last):
     labs.attention.Float32Overflow: float32 exp(89.0) = inf (logit > 88.72283905206835); ...
     """
-    row = [to_float32(x) for x in _as_logits(logits)]
+    row = _as_float32_logits(logits)
     exps = []
     for x in row:
         e = _exp32(x)
@@ -603,12 +626,13 @@ def online_softmax_float32(logits) -> OnlineSoftmaxResult:
         OnlineSoftmaxResult with float32-valued probs, logsumexp and steps.
 
     Raises:
+        Float32Overflow: a finite logit past float32's range (|x| > 3.4e38).
         ValueError, TypeError: NaN / +inf / non-float logits.
 
     >>> online_softmax_float32([1000.0, 1000.0]).probs
     [0.5, 0.5]
     """
-    row = [to_float32(x) for x in _as_logits(logits)]
+    row = _as_float32_logits(logits)
     m, d, steps = NEG_INF, 0.0, []
     for x in row:
         m_new = max(m, x)

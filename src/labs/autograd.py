@@ -24,6 +24,7 @@ themselves, not by id().
 """
 
 import math
+import sys
 from functools import partial
 from types import SimpleNamespace
 
@@ -80,6 +81,28 @@ def _power(a, b):
         return float(a ** b)
     except OverflowError:
         raise OverflowError(f"Value **: {a!r} ** {b!r} overflows float64") from None
+
+
+def _power_gradient(c, a, p, e):
+    """c * a**e as a float: the derivative of a power, with p = a**(e + 1) its
+    value (already computed). From p (c * p / a, no second pow) when that is a
+    finite float and p did not underflow; else regrouped or from a**e, so that
+    a gradient is not lost to an overflow or underflow in between when the
+    true value is an ordinary float: Value(1e154) ** 2 has gradient 2e154 (c * p
+    overflows), Value(1e-200) ** 2 has 2e-200 (p underflows to 0). inf only
+    when the true value is past float64 (backward() then raises).
+
+    >>> _power_gradient(2, 1e154, 1e308, 1), _power_gradient(2, 1e-200, 0.0, 1)
+    (2e+154, 2e-200)
+    """
+    if p != 0 and math.isfinite(p) and abs(p) >= sys.float_info.min:
+        for g in (c * p / a, (c / a) * p):
+            if math.isfinite(g):
+                return g
+    try:
+        return c * float(a ** e)
+    except OverflowError:
+        return math.inf
 
 
 def _chain1(out, child, local):
@@ -222,7 +245,7 @@ class Value:
                                  f"(label {self.label!r}): the exponent's gradient "
                                  f"a**b * ln(a) is undefined for a <= 0")
             p = _power(a, b)
-            return _binary(p, self, other, '**', b * p / a, p * math.log(a))
+            return _binary(p, self, other, '**', _power_gradient(b, a, p, b - 1), p * math.log(a))
         if not isinstance(other, (int, float)):
             raise TypeError(f"unsupported operand type for Value **: "
                             f"{type(other).__name__!r}; expected int, float or Value")
@@ -241,7 +264,7 @@ class Value:
         elif a == 0:
             local = math.inf if k < 1 else k * a ** (k - 1)
         else:
-            local = k * p / a  # = k a**(k-1), without a second pow
+            local = _power_gradient(k, a, p, k - 1)  # = k a**(k-1)
         return _unary(p, self, f'**{k:g}', local)
 
     def __neg__(self):
