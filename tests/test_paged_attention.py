@@ -485,3 +485,25 @@ def test_the_diagram_is_inlined_as_html_so_it_follows_the_theme():
     html = BlockTableDiagram(manager)._repr_html_()
     assert html.startswith('<div class="block-table-diagram"><svg') and html.endswith("</svg></div>")
     assert "currentColor" in html
+
+
+# Found by fuzzing (issue 17): copy-on-write could be bypassed through the table the manager
+# hands out, letting two sequences write one slot.
+def test_a_shared_partly_filled_block_cannot_be_written_through_the_table():
+    from labs.paged_attention import BlockManager, SharedBlockError
+
+    m = BlockManager(num_blocks=4, block_size=4)
+    m.add_sequence("a")
+    m.append("a", 6)
+    m.fork("a", "b")
+    with pytest.raises(SharedBlockError, match=r"physical block 1\) is partly filled and shared with 1 other"):
+        m.table("b").append_tokens(1)
+    assert m.table("b").num_tokens == 6  # nothing changed
+    assert m.append("b", 1) == [(1, 2)]  # through the manager: copied first
+    assert m.translate("a", 5) != m.translate("b", 6) and m.table("b").append_tokens(1) == []
+    # A full shared block is not written into: a new block is taken, and that is allowed.
+    m2 = BlockManager(num_blocks=4, block_size=4)
+    m2.add_sequence("a")
+    m2.append("a", 4)
+    m2.fork("a", "b")
+    assert m2.table("b").append_tokens(1) == [1]

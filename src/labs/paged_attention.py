@@ -55,6 +55,14 @@ class PageFault(IndexError):
     """
 
 
+class SharedBlockError(ValueError):
+    """A block table was asked to write into a partly filled block that other sequences share.
+
+    Writing there would change their tokens too; ``BlockManager.append`` copies
+    the block first (copy-on-write, Kwon et al. 2023, section 4.4).
+    """
+
+
 class UnknownSequenceError(KeyError):
     """A sequence id the manager does not hold: never added, or already freed.
 
@@ -226,7 +234,9 @@ class BlockTable:
 
         A new block is taken exactly when the last one is full. Raises
         OutOfBlocksError (nothing changed) when the pool runs short, ValueError
-        if a block is needed and the table has no allocator.
+        if a block is needed and the table has no allocator, SharedBlockError
+        when the tokens would land in a partly filled block another sequence
+        shares (append through ``BlockManager.append``, which copies it).
 
         >>> table = BlockTable(4, BlockAllocator(3, block_size=4))
         >>> table.append_tokens(4), table.append_tokens(1), table.physical_blocks
@@ -234,6 +244,12 @@ class BlockTable:
         """
         _check_int("n", n, 0)
         self._check_live()
+        if (n > 0 and self.allocator is not None and self._num_tokens % self.block_size
+                and self.allocator.ref_count(self._blocks[-1]) > 1):
+            block = self._blocks[-1]
+            raise SharedBlockError(f"the last block (physical block {block}) is partly filled and shared with "
+                                   f"{self.allocator.ref_count(block) - 1} other sequence(s): writing into it would "
+                                   "change theirs; append through BlockManager.append, which copies it first")
         needed = _blocks_for(self._num_tokens + n, self.block_size) - len(self._blocks)
         new: list[int] = []
         if needed > 0:
