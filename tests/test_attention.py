@@ -411,3 +411,44 @@ def test_the_largest_float32_logit_still_works():
 
     r = att.online_softmax_float32([3.4028234663852886e38, 0.0])
     assert r.probs == [1.0, 0.0]
+
+
+# Found by the float64 oracles (issue 17): the three attentions disagreed at the edges of float64.
+# One rule now (labs.attention's docstring): an overflowing score raises AttentionOverflow in all
+# three, and an output stays finite whenever the values are.
+def _three(q, k, v, scale=1.0):
+    from labs.attention import attention, flash_attention
+    from labs.paged_attention import PagedKVCache, paged_attention
+
+    cache = PagedKVCache(num_blocks=len(k), block_size=1, head_dim=len(k[0]))
+    for j, (kj, vj) in enumerate(zip(k, v)):
+        cache.write(j, kj, vj)
+    results = {}
+    for name, run in (("attention", lambda: attention(q, k, v, scale=scale)),
+                      ("flash_attention", lambda: flash_attention(q, k, v, 1, 1, scale=scale)[0]),
+                      ("paged_attention", lambda: paged_attention(q, cache, list(range(len(k))), scale=scale))):
+        try:
+            results[name] = run()
+        except Exception as exc:  # noqa: BLE001 - the test compares what each does
+            results[name] = type(exc).__name__
+    return results
+
+
+@pytest.mark.parametrize(("q", "k"), [
+    ([[1e200]], [[-1e200]]),              # -inf: was taken for a masked key by attention and flash_attention
+    ([[1e200, 1e200]], [[1e200, -1e200]]),  # inf - inf = NaN: raised in one, zeros in another
+    ([[1e200]], [[1e200]]),               # +inf
+])
+def test_an_overflowing_score_is_the_same_named_error_in_all_three(q, k):
+    assert set(_three(q, k, [[1.0] * len(k[0])]).values()) == {"AttentionOverflow"}
+
+
+def test_outputs_near_the_largest_float_stay_finite_in_all_three():
+    results = _three([[0.0]], [[0.0], [0.0]], [[1.7e308], [1.7e308]])
+    assert results == {name: [[1.7e308]] for name in results}  # flash_attention and paged_attention gave inf
+
+
+def test_attention_overflow_is_a_value_error_and_an_overflow_error():
+    from labs.attention import AttentionOverflow
+
+    assert issubclass(AttentionOverflow, ValueError) and issubclass(AttentionOverflow, OverflowError)

@@ -18,6 +18,14 @@ Conventions: a logit may be any float or -inf (a masked entry), never NaN or
 +inf. A row whose logits are all -inf (or an empty row) has probabilities 0.0
 and logsumexp -inf, never NaN (as FlashAttention's reference and PyTorch's
 ``_safe_softmax`` do).
+
+One rule at the edges of float64, for ``attention``, ``flash_attention`` and
+``labs.paged_attention.paged_attention`` alike: a score (scale * q . k) must be
+a finite float, and one that overflows (+-inf, or NaN from inf - inf) raises
+AttentionOverflow naming the query, the key and the score (it is not taken
+for a masked entry); an output is a weighted average of the values and stays
+finite whenever they are (``flash_attention`` recomputes a row whose
+unnormalized accumulator overflowed, with the weights normalized first).
 """
 
 from __future__ import annotations
@@ -392,6 +400,33 @@ def _as_matrix(x, name: str) -> list[list[float]]:
     return rows
 
 
+class AttentionOverflow(OverflowError, ValueError):
+    """A score scale * q . k overflowed float64 (+-inf, or NaN from inf - inf).
+
+    An OverflowError, and a ValueError like every other bad input of the labs.
+
+    >>> attention([[1e200]], [[-1e200]], [[1.0]], scale=1.0)
+    Traceback (most recent call last):
+    labs.attention.AttentionOverflow: the score of query 0 and key 0 is -inf: scale * q . k overflows float64; ...
+    """
+
+
+def _score(scale: float, q_row, k_row, i: int, j: int) -> float:
+    """scale * q_row . k_row, the score of query i and key j; AttentionOverflow when not finite."""
+    s = scale * sum(a * b for a, b in zip(q_row, k_row))
+    if not math.isfinite(s):
+        raise AttentionOverflow(f"the score of query {i} and key {j} is {s!r}: scale * q . k overflows float64; "
+                                "expected a finite float (reduce the scale or the inputs)")
+    return s
+
+
+def _attend(scores, v) -> list[float]:
+    """The weighted average of the rows of v under softmax(scores): weights normalized first, so it
+    is finite whenever the values are. scores (N_k,), -inf masked; v (N_k, d_v). All masked: zeros."""
+    p = softmax(scores)  # (N_k,)
+    return [sum(p[j] * v[j][c] for j in range(len(v))) for c in range(len(v[0]))]
+
+
 def _check_inputs(q, k, v, causal, scale):
     q, k, v = _as_matrix(q, "q"), _as_matrix(k, "k"), _as_matrix(v, "v")
     if not k:
@@ -427,6 +462,7 @@ def attention(q, k, v, causal: bool = False, scale=None) -> list[list[float]]:
     Raises:
         TypeError: non-list / non-float inputs, bad ``causal`` or ``scale``.
         ValueError: ragged rows, NaN/inf entries, mismatched d or N_k, no keys.
+        AttentionOverflow: a score overflows float64 (see the module's conventions).
 
     Source: Vaswani et al. (2017), eq. 1; mask as in flash-attention's
     ``attention_ref``.
@@ -435,15 +471,12 @@ def attention(q, k, v, causal: bool = False, scale=None) -> list[list[float]]:
     [[2.0, 3.0]]
     """
     q, k, v, scale = _check_inputs(q, k, v, causal, scale)
-    n_q, n_k, d_v = len(q), len(k), len(v[0])
+    n_q, n_k = len(q), len(k)
     out = []
     for i, qi in enumerate(q):
-        scores = [scale * sum(a * b for a, b in zip(qi, kj)) for kj in k]  # (N_k,)
-        if causal:
-            for j in range(max(0, i + n_k - n_q + 1), n_k):
-                scores[j] = NEG_INF
-        p = softmax(scores)  # (N_k,)
-        out.append([sum(p[j] * v[j][c] for j in range(n_k)) for c in range(d_v)])
+        visible = n_k if not causal else max(0, min(n_k, i + n_k - n_q + 1))  # keys j < visible are seen
+        scores = [_score(scale, qi, kj, i, j) if j < visible else NEG_INF for j, kj in enumerate(k)]  # (N_k,)
+        out.append(_attend(scores, v))
     return out
 
 
@@ -497,8 +530,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             cols = range(c0, min(c0 + block_k, n_k))
             if causal and c0 > rows[-1] + offset:
                 break  # this tile and all later ones are fully masked
-            tile = [[scale * sum(a * b for a, b in zip(q[i], k[j]))
-                     if not causal or j <= i + offset else NEG_INF
+            tile = [[_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
                      for j in cols] for i in rows]  # (block_q, block_k) scores
             for t, s_row in enumerate(tile):
                 m_new = max(m[t], max(s_row))
@@ -510,13 +542,19 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
                 acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))
                           for c, a in enumerate(acc[t])]
                 m[t] = m_new
-        for t in range(len(rows)):
+        for t, i in enumerate(rows):
             if l[t] == 0.0:  # every key masked
                 out.append([0.0] * d_v)
                 lse.append(NEG_INF)
-            else:
-                out.append([a / l[t] for a in acc[t]])
-                lse.append(m[t] + math.log(l[t]))
+                continue
+            row = [a / l[t] for a in acc[t]]
+            if not all(math.isfinite(x) for x in row):
+                # The unnormalized accumulator (up to l * max|v|) passed 1.8e308 although the
+                # average may not: this row again, with the weights normalized first.
+                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
+                               for j in range(n_k)], v)
+            out.append(row)
+            lse.append(m[t] + math.log(l[t]))
     return out, lse
 
 

@@ -22,6 +22,8 @@ import random
 from dataclasses import dataclass
 from numbers import Real
 
+from labs.attention import AttentionOverflow
+
 DEFAULT_BLOCK_SIZE = 16  # vLLM's default block size, in tokens
 PAD_SLOT_ID = -1  # vLLM's slot id for padding tokens; writes to it are skipped
 
@@ -585,23 +587,24 @@ def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None 
     if isinstance(scale, bool) or not isinstance(scale, Real) or not math.isfinite(scale):
         raise ValueError(f"scale must be a finite real number, got {scale!r}")
     bs, out = cache.block_size, []
-    for q_row in rows:
+    for i, q_row in enumerate(rows):
         logits = []  # (N_k,)
         for j, block in enumerate(blocks):  # logical block j lives in physical block `block`
             for offset in range(min(bs, n - j * bs)):
                 logits.append(sum(a * b for a, b in zip(q_row, cache.k_cache[block][offset])) * scale)
         bad = next((t for t, x in enumerate(logits) if not math.isfinite(x)), None)
-        if bad is not None:  # overflow in q . k; exp would turn it into NaN
-            raise ValueError(f"logit of token {bad} is {logits[bad]}, not finite; reduce scale or the inputs")
+        if bad is not None:  # overflow in q . k: the one rule of labs.attention
+            raise AttentionOverflow(f"the score of query {i} and key {bad} is {logits[bad]!r}: scale * q . k overflows "
+                                    "float64; expected a finite float (reduce the scale or the inputs)")
         m = max(logits)  # the running max of online softmax, here over all blocks at once
         weights = [math.exp(x - m) for x in logits]  # (N_k,)
         denom = sum(weights)
         acc = [0.0] * cache.head_dim  # (head_dim,)
         for j, block in enumerate(blocks):
             for offset in range(min(bs, n - j * bs)):
-                w = weights[j * bs + offset]
+                w = weights[j * bs + offset] / denom  # normalized first: the average stays finite
                 acc = [a + w * v for a, v in zip(acc, cache.v_cache[block][offset])]
-        out.append([a / denom for a in acc])
+        out.append(acc)
     return out
 
 
