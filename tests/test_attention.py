@@ -452,3 +452,11 @@ def test_attention_overflow_is_a_value_error_and_an_overflow_error():
     from labs.attention import AttentionOverflow
 
     assert issubclass(AttentionOverflow, ValueError) and issubclass(AttentionOverflow, OverflowError)
+
+
+
+def test_a_picture_refuses_a_bad_title_when_it_is_made_not_when_drawn():
+    from labs.softmax_trace import SoftmaxTrace
+
+    with pytest.raises(TypeError, match=r"title must be a str or None, got True \(bool\)"):
+        SoftmaxTrace(title=True)

@@ -2,6 +2,7 @@
 
 import math
 import random
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -178,11 +179,35 @@ def test_noise_free_moons_lie_on_their_half_circles():
     assert all(any(math.dist(p, e) < 1e-12 for p in X) for e in ends)
 
 
-@pytest.mark.parametrize("kw", [dict(n_samples=1), dict(n_samples=2.5), dict(noise=-0.1),
-                                dict(noise=float("nan"))])
-def test_make_moons_rejects_bad_arguments(kw):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("kw", "error"), [
+    (dict(n_samples=1), ValueError), (dict(n_samples=2.5), TypeError), (dict(noise=-0.1), ValueError),
+    (dict(noise=float("nan")), ValueError), (dict(noise=True), TypeError), (dict(n_samples=b"\x10"), TypeError),
+    (dict(n_samples=2**62), ValueError),  # refused at once: it hung building 4.6e18 points
+])
+def test_make_moons_rejects_bad_arguments(kw, error):
+    with pytest.raises(error, match="n_samples|noise"):
         make_moons(**kw)
+
+
+# Found by fuzzing (issue 17): bad inputs are refused with a named error when they are given.
+@pytest.mark.parametrize(("inputs", "error", "message"), [
+    ([float("nan"), 0.0], ValueError, "input 0 must be a finite number, got nan"),
+    (["1.5", 0.0], TypeError, "input 0 must be a number, got '1.5' (str)"),
+    ([b"1", 0.0], TypeError, "input 0 must be a number"),
+    ([0.0, True], TypeError, "input 1 must be a number, got True (bool)"),
+])
+def test_a_network_refuses_inputs_that_are_not_finite_numbers(inputs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        MLP(2, [4, 1])(inputs)
+
+
+def test_sizes_too_large_to_build_and_sizes_of_the_wrong_type_are_refused_at_once():
+    with pytest.raises(ValueError, match="nin must be an int from 1 to 1,000,000"):
+        Neuron(2**62)
+    with pytest.raises(TypeError, match="nouts must be a list of layer widths"):
+        MLP(2, b"\x04\x01")
+    with pytest.raises(ValueError, match="learning rate at step 0 must be a finite number > 0, got True"):
+        train(MLP(2, [1]), [[0.0, 0.0], [1.0, 1.0]], [-1, 1], steps=1, lr=True)
 
 
 # --- loss and training ------------------------------------------------------

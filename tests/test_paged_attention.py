@@ -507,3 +507,16 @@ def test_a_shared_partly_filled_block_cannot_be_written_through_the_table():
     m2.append("a", 4)
     m2.fork("a", "b")
     assert m2.table("b").append_tokens(1) == [1]
+
+
+
+# Found by fuzzing (issue 17): named errors when the objects are made, not AttributeErrors or hangs.
+def test_bad_objects_are_refused_with_named_errors():
+    from labs.paged_attention import MAX_CACHE_FLOATS, BlockTable, PagedKVCache, paged_attention
+
+    with pytest.raises(TypeError, match=r"allocator must be a BlockAllocator or None, got True \(bool\)"):
+        BlockTable(4, allocator=True)
+    with pytest.raises(TypeError, match=r"cache must be a PagedKVCache, got None"):
+        paged_attention([[1.0]], None, [0])
+    with pytest.raises(ValueError, match=f"expected at most {MAX_CACHE_FLOATS:,}"):
+        PagedKVCache(2**62, 16, 8)  # hung allocating

@@ -50,10 +50,26 @@ def _as_rng(rng):
                     f"got {type(rng).__name__!r}")
 
 
-def _positive_int(value, name):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+# Sizes past this would take minutes and gigabytes to build (in a browser tab, to fail): refused at once.
+MAX_SIZE = 1_000_000
+
+
+def _positive_int(value, name, limit=MAX_SIZE):
+    """``value`` when it is an int in 1..limit; TypeError for another type, ValueError out of range."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int >= 1, got {value!r} ({type(value).__name__})")
+    if not 1 <= value <= limit:
+        raise ValueError(f"{name} must be an int from 1 to {limit:,}, got {value!r}")
     return value
+
+
+def _number(value, name, minimum=None):
+    """``value`` as a float when it is a finite real number (not a bool, a string or bytes), >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        raise ValueError(f"{name} must be a finite number{f' >= {minimum}' if minimum is not None else ''}, got {value!r}")
+    return float(value)
 
 
 def _fused(data, children, local_grads, op):
@@ -78,8 +94,11 @@ def _fused(data, children, local_grads, op):
 
 
 def _split_inputs(xs):
-    """(xdata, x_nodes, x_index) of a list of floats / Values (see Neuron._forward)."""
-    xdata = [v.data if isinstance(v, Value) else float(v) for v in xs]
+    """(xdata, x_nodes, x_index) of a list of floats / Values (see Neuron._forward).
+
+    Raises TypeError for an input that is neither (a string, bytes, a bool),
+    ValueError for NaN or +-inf (it would train on nothing, silently)."""
+    xdata = [v.data if isinstance(v, Value) else _number(v, f"input {i}") for i, v in enumerate(xs)]
     x_index = [i for i, v in enumerate(xs) if isinstance(v, Value)]
     if len(x_index) == len(xs):
         return xdata, xs, None
@@ -208,7 +227,8 @@ class MLP(Module):
         nouts: list of L layer widths (ints >= 1), e.g. [16, 16, 1].
         rng: random.Random, int seed or None (seed 0); one stream for all layers.
     Raises:
-        ValueError: an empty nouts or a width that is not an int >= 1.
+        TypeError: nouts not a list (or tuple) of ints.
+        ValueError: an empty nouts or a width out of 1..MAX_SIZE.
 
     Parameters: sum over layers of n_out (n_in + 1), e.g. 2*16+16 + 16*16+16 +
     16+1 = 337. Called on (nin,) inputs: a Value, or nouts[-1] Values.
@@ -220,6 +240,8 @@ class MLP(Module):
     """
 
     def __init__(self, nin, nouts, rng=None):
+        if not isinstance(nouts, (list, tuple)):
+            raise TypeError(f"nouts must be a list of layer widths, e.g. [16, 16, 1], got {nouts!r}")
         nouts = list(nouts)
         if not nouts:
             raise ValueError("nouts must list at least one layer width, got []")
@@ -260,16 +282,16 @@ def make_moons(n_samples=100, noise=0.1, seed=0):
         (X, y): X a list of N [x, y] float pairs; y a list of N labels in
         {-1, +1}, N // 2 of them -1.
     Raises:
-        ValueError: n_samples < 2 or noise negative / not finite.
+        TypeError: n_samples not an int, noise not a number (a bool, a string).
+        ValueError: n_samples < 2 or past MAX_SIZE, noise negative / not finite.
 
     >>> X, y = make_moons(4, noise=0.0); sorted(zip(y, map(tuple, X)))[:2]
     [(-1, (-1.0, 1.2246...e-16)), (-1, (1.0, 0.0))]
     """
-    if not isinstance(n_samples, int) or isinstance(n_samples, bool) or n_samples < 2:
-        raise ValueError(f"n_samples must be an int >= 2 (one point per moon at "
-                         f"least), got {n_samples!r}")
-    if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    _positive_int(n_samples, "n_samples")
+    if n_samples < 2:
+        raise ValueError(f"n_samples must be an int >= 2 (one point per moon at least), got {n_samples!r}")
+    _number(noise, "noise", 0.0)
     rng = _as_rng(seed)
     n_out = n_samples // 2
     n_in = n_samples - n_out
@@ -340,7 +362,7 @@ def svm_loss(model, X, y, alpha=1e-4):
 def _learning_rate(lr, step, steps):
     # None: micrograd's demo schedule, 1.0 decaying linearly towards 0.1
     rate = 1.0 - 0.9 * step / steps if lr is None else lr(step) if callable(lr) else lr
-    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
+    if isinstance(rate, bool) or not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
         raise ValueError(f"learning rate at step {step} must be a finite number > 0, "
                          f"got {rate!r}")
     return rate

@@ -185,6 +185,8 @@ class BlockTable:
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, allocator: BlockAllocator | None = None):
         self.block_size = _check_int("block_size", block_size, 1)
+        if allocator is not None and not isinstance(allocator, BlockAllocator):
+            raise TypeError(f"allocator must be a BlockAllocator or None, got {allocator!r} ({type(allocator).__name__})")
         if allocator is not None and allocator.block_size != block_size:
             raise ValueError(f"block_size {block_size} differs from the allocator's {allocator.block_size}")
         self.allocator = allocator
@@ -460,6 +462,9 @@ class BlockManager:
         return mapping
 
 
+MAX_CACHE_FLOATS = 50_000_000  # per K and V: a few hundred MB of Python floats already
+
+
 class PagedKVCache:
     """K and V pools of shape (num_blocks, block_size, head_dim), addressed by slot.
 
@@ -477,6 +482,10 @@ class PagedKVCache:
         self.num_blocks = _check_int("num_blocks", num_blocks, 1)
         self.block_size = _check_int("block_size", block_size, 1)
         self.head_dim = _check_int("head_dim", head_dim, 1)
+        if num_blocks * block_size * head_dim > MAX_CACHE_FLOATS:
+            raise ValueError(f"a cache of {num_blocks:,} blocks x {block_size:,} slots x {head_dim:,} dims is "
+                             f"{num_blocks * block_size * head_dim:,} floats per K and V; expected at most "
+                             f"{MAX_CACHE_FLOATS:,} (it would take minutes and gigabytes to build)")
         self.k_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
         self.v_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
 
@@ -579,6 +588,8 @@ def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None 
     >>> paged_attention([[1.0]], cache, [3, 0])
     [[2.0]]
     """
+    if not isinstance(cache, PagedKVCache):
+        raise TypeError(f"cache must be a PagedKVCache, got {cache!r} ({type(cache).__name__})")
     blocks, n = cache._table(block_table, num_tokens)
     if n == 0:
         raise ValueError("num_tokens is 0: attention needs at least one key")

@@ -67,6 +67,8 @@ class SoftmaxTrace:
     """
 
     def __init__(self, logits=None, block_sizes=None, title: str | None = None):
+        if title is not None and not isinstance(title, str):  # checked here, not when drawn
+            raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
         self.logits = _as_logits(DEFAULT_LOGITS if logits is None else logits)
         if not self.logits:
             raise ValueError("logits is empty; expected at least one logit to draw")
