@@ -520,3 +520,18 @@ def test_bad_objects_are_refused_with_named_errors():
         paged_attention([[1.0]], None, [0])
     with pytest.raises(ValueError, match=f"expected at most {MAX_CACHE_FLOATS:,}"):
         PagedKVCache(2**62, 16, 8)  # hung allocating
+
+
+def test_the_block_table_picture_refuses_bad_arguments_when_made():
+    import labs.paged_attention as pa
+    from labs.block_table_svg import BlockTableDiagram
+
+    m = pa.BlockManager(8, 4)
+    m.add_sequence("a")
+    m.append("a", 5)
+    with pytest.raises(TypeError, match=r"title must be a str or None, got True \(bool\)"):
+        BlockTableDiagram(m, title=True)
+    with pytest.raises(TypeError, match=r"block_size must be an int >= 1, got True \(bool\)"):
+        BlockTableDiagram(m, block_size=True)
+    with pytest.raises(TypeError, match=r"num_blocks must be an int >= 1, got '8' \(str\)"):
+        BlockTableDiagram(m, num_blocks="8")

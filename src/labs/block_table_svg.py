@@ -77,8 +77,13 @@ class BlockTableDiagram:
                 block_size = table.block_size if block_size is None else block_size
                 table = table.physical_blocks
             entries.append((seq_id, list(table), num_tokens))
-        if not isinstance(num_blocks, int) or not isinstance(block_size, int) or num_blocks < 1 or block_size < 1:
+        for name, value in (("num_blocks", num_blocks), ("block_size", block_size)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int >= 1, got {value!r} ({type(value).__name__})")
+        if num_blocks < 1 or block_size < 1:
             raise ValueError(f"need num_blocks >= 1 and block_size >= 1, got {num_blocks!r} and {block_size!r}")
+        if title is not None and not isinstance(title, str):  # checked here, not when drawn
+            raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
         for seq_id, blocks, n in entries:
             for b in blocks:
                 if not isinstance(b, int) or not 0 <= b < num_blocks:
