@@ -78,8 +78,9 @@ def test_targets_table_says_which_targets_each_page_meets(tmp_path, monkeypatch)
 class FakeRequest:
     """What Traffic.finished reads of a Playwright request."""
 
-    def __init__(self, url, status, body, headers):
+    def __init__(self, url, status, body, headers, service_worker=None):
         self.url, self._status, self._sizes = url, status, {"responseBodySize": body, "responseHeadersSize": headers}
+        self.service_worker = service_worker  # the worker that made the request, if a service worker did
 
     def response(self):
         return type("Response", (), {"status": self._status})()
@@ -95,6 +96,8 @@ def test_traffic_counts_files_only_when_their_body_crossed_the_wire(tmp_path):
     traffic.finished(FakeRequest("http://127.0.0.1:1/a.js", 200, 300, 200))  # gzip body over the wire
     traffic.finished(FakeRequest("http://127.0.0.1:1/b.wasm", 200, 0, 180))  # from the HTTP cache
     traffic.finished(FakeRequest("http://127.0.0.1:1/a.js?v=1", 304, 0, 150))  # revalidated
+    traffic.finished(FakeRequest("http://127.0.0.1:1/b.wasm", 200, 5000, 100, service_worker=object()))  # kept offline
     assert traffic.files == 1000
+    assert traffic.offline == 5100 and traffic.requests == 3  # the service worker's fetches are counted apart
     assert traffic.wire == 300 + 200 + 180 + 150
     assert traffic.requests == 3 and traffic.from_cache == 2
