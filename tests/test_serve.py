@@ -390,3 +390,36 @@ def test_the_server_needs_the_standard_library_only(tmp_path):
                           env={"PYTHONPATH": str(src)}, timeout=60)
     # No Sphinx on the path (-S), and no warning about the module being imported twice.
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: no built site at {tmp_path} (index.html missing); build it first"
+
+
+def test_a_client_that_trickles_its_headers_is_dropped_after_the_timeout(site):
+    """The timeout bounds the whole request line and headers, not each line: one header every
+    0.3 s, with a timeout of 1 s, is dropped after about 1 s (it held its thread forever)."""
+    import socket
+    import time
+
+    _, root = site
+    server = make_server(root, port=0, quiet=True, timeout=1.0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address, timeout=10) as sock:
+            sock.sendall(b"GET /index.html HTTP/1.1\r\n")
+            started = time.monotonic()
+            closed = False
+            for n in range(30):  # 9 s of trickling, if nobody stops it
+                try:
+                    sock.sendall(f"X-Trickle-{n}: 1\r\n".encode())
+                except OSError:  # the server closed the connection
+                    closed = True
+                    break
+                sock.settimeout(0.3)
+                try:
+                    if sock.recv(100) == b"":
+                        closed = True
+                        break
+                except TimeoutError:
+                    pass
+            assert closed and time.monotonic() - started < 4
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -48,6 +48,7 @@ import posixpath
 import re
 import sys
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from pathlib import Path
@@ -225,8 +226,35 @@ def not_modified_since(header: str | None, mtime: float) -> bool:
     return since is not None and since.timestamp() >= int(mtime)
 
 
+class _Deadline:
+    """The request's input, read against a deadline: each read waits only for the time left."""
+
+    def __init__(self, raw, handler: SiteHandler) -> None:
+        self.raw, self.handler = raw, handler
+
+    def _wait(self) -> None:
+        left = self.handler.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request's line and headers took longer than the server's timeout")
+        self.handler.connection.settimeout(left)
+
+    def readline(self, limit: int = -1) -> bytes:
+        self._wait()
+        return self.raw.readline(limit)
+
+    def read(self, n: int = -1) -> bytes:
+        self._wait()
+        return self.raw.read(n)
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    timeout = 30  # seconds a client may stall mid-request (or idle between requests) before it is dropped
+    # Seconds a request's line and headers may take to arrive, all together (a client that
+    # trickles one header line every few seconds is dropped too), and a connection may stay idle.
+    timeout = 30
+    deadline = 0.0
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".wasm": "application/wasm",
@@ -235,6 +263,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         ".whl": "application/zip",
         ".py": "text/plain; charset=utf-8",
     }
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _Deadline(self.rfile, self)
+
+    def handle_one_request(self) -> None:
+        self.deadline = time.monotonic() + self.timeout
+        super().handle_one_request()
 
     def refused(self) -> int | None:
         """Why the request's path is not served (400, 404), or None when it may be."""
@@ -261,6 +297,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         """Serve a compressed copy when the client accepts gzip; else as the stdlib does."""
+        self.connection.settimeout(self.timeout)  # the request is in: the response gets the whole timeout per write
         refused = self.refused()
         if refused:
             self.send_error(refused)
