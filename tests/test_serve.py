@@ -423,3 +423,26 @@ def test_a_client_that_trickles_its_headers_is_dropped_after_the_timeout(site):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_an_idle_connection_waits_longer_than_a_stalled_request(site):
+    """A connection opened ahead of need (a browser's preconnect) is kept for idle_timeout; one
+    whose request has begun and stalls is dropped after timeout."""
+    import socket
+    import time
+
+    _, root = site
+    server = make_server(root, port=0, quiet=True, timeout=0.5, idle_timeout=3.0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(server.server_address, timeout=10) as idle:
+            time.sleep(1.0)  # idle past `timeout`, within `idle_timeout`: still usable
+            idle.sendall(b"GET /index.html HTTP/1.0\r\n\r\n")
+            assert idle.makefile("rb").read().startswith(b"HTTP/1.0 200")
+        with socket.create_connection(server.server_address, timeout=10) as idle:
+            started = time.monotonic()
+            assert idle.recv(100) == b""  # nothing sent: closed after idle_timeout
+            assert 2.5 < time.monotonic() - started < 6
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -251,9 +251,13 @@ class _Deadline:
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    # Seconds a request's line and headers may take to arrive, all together (a client that
-    # trickles one header line every few seconds is dropped too), and a connection may stay idle.
+    # Seconds a request's line and headers may take to arrive, all together, once its first
+    # byte has (a client that trickles one header line every few seconds is dropped too).
     timeout = 30
+    # Seconds a connection may wait for a request's first byte: a browser opens connections
+    # ahead of need and keeps them between requests; closing them sooner than it drops them
+    # makes it send a request on a closed socket.
+    idle_timeout = 120
     deadline = 0.0
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -269,6 +273,15 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.rfile = _Deadline(self.rfile, self)
 
     def handle_one_request(self) -> None:
+        self.deadline = time.monotonic() + self.idle_timeout
+        try:
+            self.connection.settimeout(self.idle_timeout)
+            if not self.rfile.raw.peek(1):  # the client closed the connection
+                self.close_connection = True
+                return
+        except (TimeoutError, ConnectionError):
+            self.close_connection = True
+            return
         self.deadline = time.monotonic() + self.timeout
         super().handle_one_request()
 
@@ -348,16 +361,18 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False,
-                timeout: float = SiteHandler.timeout):
+                timeout: float = SiteHandler.timeout, idle_timeout: float = SiteHandler.idle_timeout):
     """Return a ThreadingHTTPServer serving ``root``; ``port=0`` picks a free port.
-    ``timeout``: seconds a client may stall mid-request before it is dropped.
+    ``timeout``: seconds a request's line and headers may take once begun; ``idle_timeout``:
+    seconds a connection may wait for a request to begin.
 
     Raises FileNotFoundError if ``root`` has no index.html (the site is not built).
     """
     root = Path(root)
     if not (root / "index.html").is_file():
         raise FileNotFoundError(f"no built site at {root} (index.html missing); build it first")
-    handler = functools.partial(type("Handler", (SiteHandler,), {"timeout": timeout}), directory=str(root))
+    handler = functools.partial(type("Handler", (SiteHandler,), {"timeout": timeout, "idle_timeout": idle_timeout}),
+                                directory=str(root))
     server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
     return server
