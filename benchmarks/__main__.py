@@ -127,9 +127,32 @@ class Traffic:
                 self.files += path.stat().st_size
 
 
-def visit(context, traffic: Traffic, url: str, is_lab: bool) -> dict:
+# Network profiles: (download and upload, bits per second; round-trip latency, ms). "none" is
+# 127.0.0.1 as it is. The others go through Chromium's DevTools network emulation, which
+# throttles the page's worker too (tests/browser/test_throttle.py holds that).
+PROFILES = {"none": None, "cable": (20e6, 20.0), "4G": (9e6, 60.0)}
+
+
+def throttle(context, page, profile: str) -> None:
+    """Apply a network profile (PROFILES) to ``page`` and what it starts, before it navigates.
+
+    Raises KeyError for a profile not in PROFILES.
+    """
+    conditions = PROFILES[profile]
+    if conditions is None:
+        return
+    bits, latency = conditions
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", {
+        "offline": False, "latency": latency, "downloadThroughput": bits / 8, "uploadThroughput": bits / 8,
+    })
+
+
+def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "none") -> dict:
     traffic.reset()
     page = context.new_page()
+    throttle(context, page, profile)
     page.goto(url, wait_until="commit")
     if is_lab:
         # A DOM click as soon as the page has made the button. Playwright's own
@@ -197,7 +220,7 @@ def median_of(runs: list[dict], key: str):
     return statistics.median(values) if values else None
 
 
-def bench_pages(browser, base: str, site: Path, runs: int) -> dict:
+def bench_pages(browser, base: str, site: Path, runs: int, profile: str = "none") -> dict:
     """Cold and second visits of the floor and each lab page, interleaved run by run.
 
     Interleaving (floor, lab 1, lab 2, lab 3, floor, ...) spreads the machine's
@@ -214,8 +237,8 @@ def bench_pages(browser, base: str, site: Path, runs: int) -> dict:
             # Count (not route) requests to other hosts: routing would disable
             # the HTTP cache, and the second visit measures exactly that cache.
             context.on("request", lambda r, traffic=traffic: traffic.note_host(r.url))
-            cold[name].append(visit(context, traffic, f"{base}/{path}", is_lab))
-            second[name].append(visit(context, traffic, f"{base}/{path}", is_lab))
+            cold[name].append(visit(context, traffic, f"{base}/{path}", is_lab, profile))
+            second[name].append(visit(context, traffic, f"{base}/{path}", is_lab, profile))
             context.close()
     return {
         name: {
@@ -303,6 +326,18 @@ def write_tables(data: dict) -> None:
                         f"{r.get('offline_bytes', 0) / 1e6:.2f}" if name != FLOOR else "–",
                         "–" if isolated is None else ("yes" if isolated >= 0.5 else "no"),
                     ])
+    profiles = data.get("profiles")
+    if profiles:
+        with open(GENERATED / "profiles.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["profile", "page", "cold first output (ms)", "× floor", "second visit (ms)", "× floor (second)"])
+            for profile, results in profiles.items():
+                profile_floor = results[FLOOR]["cold"]["first_output_ms"]
+                for name, res in results.items():
+                    w.writerow([profile, name, f"{res['cold']['first_output_ms']:.0f}",
+                                f"{res['cold']['first_output_ms'] / profile_floor:.2f}",
+                                f"{res['second']['first_output_ms']:.0f}",
+                                f"{res['second']['first_output_ms'] / profile_floor:.2f}"])
     with open(GENERATED / "targets.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["page", *(t[0] for t in TARGETS)])
@@ -352,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
     parser.add_argument("--chromium", default=CHROMIUM)
     parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")
+    parser.add_argument("--profiles", default="cable,4G",
+                        help=f"network profiles measured besides 'none', comma-separated, from {', '.join(PROFILES)}; '' for none")
     parser.add_argument("--tables-only", action="store_true",
                         help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing")
     args = parser.parse_args(argv)
@@ -359,6 +396,10 @@ def main(argv: list[str] | None = None) -> int:
         write_tables(json.loads((ROOT / "bench-results" / "bench.json").read_text()))
         print(f"tables written to {GENERATED}")
         return 0
+    profiles = [profile for profile in args.profiles.split(",") if profile]
+    unknown = [profile for profile in profiles if profile not in PROFILES]
+    if unknown:
+        parser.error(f"unknown profile {unknown[0]!r}: expected one of {', '.join(PROFILES)}")
     runs = 1 if args.quick else args.runs
     if runs < 1:
         parser.error("--runs must be at least 1")
@@ -393,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
             warm.new_page().goto(f"{base}/{path}", wait_until="load")
         warm.close()
         data["pages"] = bench_pages(browser, base, site, runs)
+        data["profiles"] = {"none": data["pages"]}
+        for profile in profiles:
+            print(f"pages on the {profile} profile …", flush=True)
+            data["profiles"][profile] = bench_pages(browser, base, site, runs, profile)
         print("pages from a plain static host …", flush=True)
         plain_server, plain_base = plain_host(site)
         data["pages_plain"] = bench_pages(browser, plain_base, site, runs)
