@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
-import http.server
 import json
 import os
 import platform
@@ -56,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from pyodide_cells.serve import make_server  # noqa: E402
 from tests.chromium import CHROMIUM, launch  # noqa: E402  (the tests' Chromium, flags and all)
+from tests.plain_host import PlainHost  # noqa: E402  (a host that adds nothing, as in the tests)
 
 GENERATED = ROOT / "docs" / "_generated"
 LAB_PAGES = {"micrograd lab": "micrograd.html", "online softmax lab": "online_softmax.html",
@@ -200,19 +199,6 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
         )
     page.close()
     return result
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
-        pass
-
-
-def plain_host(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """The site on a static host that adds nothing: Python's http.server (no gzip, no headers)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def median_of(runs: list[dict], key: str):
@@ -439,9 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pages on the {profile} profile …", flush=True)
             data["profiles"][profile] = bench_pages(browser, base, site, runs, profile)
         print("pages from a plain static host …", flush=True)
-        plain_server, plain_base = plain_host(site)
-        data["pages_plain"] = bench_pages(browser, plain_base, site, runs)
-        plain_server.shutdown()
+        with PlainHost(site) as plain:
+            data["pages_plain"] = bench_pages(browser, plain.base, site, runs)
         print("engines in the page …", flush=True)
         data["kernels_page"] = kernels_in_page(browser, base, scale)
         browser.close()

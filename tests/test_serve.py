@@ -436,7 +436,11 @@ def test_an_idle_connection_waits_longer_than_a_stalled_request(site):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         with socket.create_connection(server.server_address, timeout=10) as idle:
-            time.sleep(1.0)  # idle past `timeout`, within `idle_timeout`: still usable
+            # Wait for the server to close it: past `timeout` (0.5 s) it still has not.
+            idle.settimeout(1.0)
+            with pytest.raises(TimeoutError):
+                idle.recv(100)  # b"" had it been closed
+            idle.settimeout(10)
             idle.sendall(b"GET /index.html HTTP/1.0\r\n\r\n")
             assert idle.makefile("rb").read().startswith(b"HTTP/1.0 200")
         with socket.create_connection(server.server_address, timeout=10) as idle:

@@ -10,68 +10,20 @@ reload and then used, never mixed with the old one.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_the_namespace, run_and_wait, set_code
 from tests.conftest import ROOT, _new_page
+from tests.plain_host import PlainHost
 
 pytestmark = pytest.mark.browser
 OFFLINE_READY = "document.documentElement.dataset.offline === 'ready'"
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
-        pass
-
-
-class PlainServer(http.server.ThreadingHTTPServer):
-    """http.server that can also drop the connections it holds open (a browser's preconnects)."""
-
-    daemon_threads = True
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.open: set = set()
-
-    def process_request(self, request, client_address) -> None:
-        self.open.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request) -> None:
-        self.open.discard(request)
-        super().shutdown_request(request)
-
-
-class PlainHost:
-    """A static host that sends no headers of its own: Python's http.server on ``root``."""
-
-    def __init__(self, root: Path) -> None:
-        self.server = PlainServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        """The host is gone: nothing listens, and the connections the browser opened ahead are closed."""
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
-            for sock in list(self.server.open):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                sock.close()
-            self.server = None
 
 
 @pytest.fixture

@@ -7,12 +7,10 @@ Every wait is on a state the runtime exposes (a cell's ``data-state`` and
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 
 import pytest
 
+from tests.plain_host import PlainHost
 from tests.browser.test_micrograd_page import (
     READY, TIMEOUT, cell, check, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs,
 )
@@ -87,13 +85,8 @@ def test_stop_while_the_cells_run_before_the_checks_cancels_the_checks(page, bas
 @pytest.fixture
 def plain_server(site_dir):
     """The site on a static server that sends no COOP/COEP (as GitHub Pages): no interrupt buffer."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    handler.func.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with PlainHost(site_dir) as host:
+        yield host.base
 
 
 def stop_an_endless_cell(page, code):

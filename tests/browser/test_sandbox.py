@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.plain_host import PlainHost
 from tests.browser.test_micrograd_page import (
     READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running,
     stop_and_read, wait_cell, wait_runs,
@@ -57,15 +55,12 @@ def test_stop_interrupts_an_endless_loop_and_the_namespace_survives(page, base_u
 
 def test_without_isolation_stop_restarts_python(browser, recorder, site_dir):
     """A static host that cannot send COOP/COEP: Stop terminates and restarts the worker."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = PlainHost(site_dir)
     context = browser.new_context()
     try:
         page = context.new_page()
         page.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/micrograd.html")
+        page.goto(f"{host.base}/micrograd.html")
         page.wait_for_function(READY, timeout=TIMEOUT)
         assert page.evaluate("crossOriginIsolated") is False
         set_code(page, 0, "while True:\n    pass")
@@ -80,8 +75,7 @@ def test_without_isolation_stop_restarts_python(browser, recorder, site_dir):
         assert run_and_wait(page, 0).strip() == "45"
     finally:
         context.close()
-        server.shutdown()
-        server.server_close()
+        host.stop()
     assert recorder.page_errors == []
 
 

@@ -4,7 +4,7 @@
 // toolbar from it. What the learner typed is never dropped without a word:
 // an edit that cannot be saved, or that another tab changed, says so here.
 
-import { el } from "./util.js";
+import { el, loadOnce } from "./util.js";
 import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { describe } from "./statusbar.js";
@@ -13,15 +13,8 @@ import { describe } from "./statusbar.js";
 /** @typedef {import("@codemirror/view").EditorView} EditorView */
 
 // CodeMirror comes in its own chunk, when the first editor is made (editor.js).
-/** @type {Promise<typeof import("./editor.js")> | null} */
-let editorModule = null;
-export function loadEditor() {
-  editorModule ||= import("./editor.js").catch((err) => {
-    editorModule = null; // the next use tries again
-    throw err;
-  });
-  return editorModule;
-}
+/** @type {() => Promise<typeof import("./editor.js")>} */
+export const loadEditor = loadOnce(() => import("./editor.js"));
 
 /** Cells whose edit is not saved in the browser: leaving the page asks first. */
 export const unsaved = new Set();

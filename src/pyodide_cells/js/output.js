@@ -5,7 +5,7 @@
 // has not scrolled up; past the limits (protocol.LIMITS) output is cut, and a
 // note below the box says how much.
 
-import { el } from "./util.js";
+import { el, loadOnce } from "./util.js";
 import { LIMITS } from "./protocol.js";
 import { TerminalLine } from "./terminal.js";
 import { loadViz, upgradeGraphs } from "./graph.js";
@@ -168,14 +168,6 @@ function renderBundle(box, data) {
   }
 }
 
-/** @type {Promise<typeof import("./richtext.js")> | null} */
-let richText = null;
-function loadRichText() {
-  // A bundle of its own beside this script (assets.bundle_js), loaded by URL.
-  const url = new URL("richtext.js", import.meta.url).href;
-  richText ||= import(/* webpackIgnore: true */ url).catch((err) => {
-    richText = null; // the next output tries again
-    throw err;
-  });
-  return richText;
-}
+// A bundle of its own beside this script (assets.bundle_js), loaded by URL.
+/** @type {() => Promise<typeof import("./richtext.js")>} */
+const loadRichText = loadOnce(() => import(/* webpackIgnore: true */ new URL("richtext.js", import.meta.url).href));

@@ -31,3 +31,22 @@ export const STATIC = new URL("../", import.meta.url); // .../_static/
 export function pagePath(pathname) {
   return pathname.replace(/\/index\.html$|\/$/, "/index").replace(/\.html$/, "");
 }
+
+/**
+ * A loader of something fetched on first use (a chunk, a bundle): ``load`` runs once and its
+ * promise is kept; a load that failed is forgotten, so the next call tries again.
+ * @template T
+ * @param {() => Promise<T>} load
+ * @returns {() => Promise<T>}
+ */
+export function loadOnce(load) {
+  /** @type {Promise<T> | null} */
+  let loading = null;
+  return () => {
+    loading ||= load().catch((err) => {
+      loading = null;
+      throw err;
+    });
+    return loading;
+  };
+}
