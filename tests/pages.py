@@ -7,7 +7,8 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CELL = re.compile(r"^```\{code-cell\} python\n(.*?)^```\n", re.S | re.M)
-DROPDOWN = re.compile(r"^:::\{dropdown\} Reference solution\n(.*?)^:::\n", re.S | re.M)
+# "Reference solution" for a page's first exercise, "Reference solution: exercise 2" and so on.
+DROPDOWN = re.compile(r"^:::\{dropdown\} Reference solution[^\n]*\n(.*?)^:::\n", re.S | re.M)
 PYTHON = re.compile(r"^```python\n(.*?)^```\n", re.S | re.M)
 
 
@@ -29,15 +30,14 @@ def code_cells(text: str) -> list[tuple[list[str], str]]:
     return cells
 
 
-def exercise_code(text: str) -> str:
-    (code,) = [code for tags, code in code_cells(text) if "exercise" in tags]
-    return code
+def exercise_code(text: str, n: int = 0) -> str:
+    """The starter code of the page's ``n``-th exercise cell (from 0), as the page gives it."""
+    return [code for tags, code in code_cells(text) if "exercise" in tags][n]
 
 
-def reference_solution(text: str) -> str:
-    """The code block of the page's "Reference solution" dropdown."""
-    (dropdown,) = DROPDOWN.findall(text)
-    (code,) = PYTHON.findall(dropdown)
+def reference_solution(text: str, n: int = 0) -> str:
+    """The code block of the page's ``n``-th "Reference solution" dropdown (from 0)."""
+    (code,) = PYTHON.findall(DROPDOWN.findall(text)[n])
     return code
 
 
