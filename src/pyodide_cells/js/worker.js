@@ -249,7 +249,8 @@ function emit(kind, payload) {
   const msg = JSON.parse(payload);
   if (kind === "stream") return bufferStream(msg.name, msg.text);
   flushStreams();
-  if (kind === "display" || kind === "result") post(protocol.display(currentId, kind, msg.data));
+  if (kind === "display" || kind === "result") post(protocol.display(currentId, kind, msg.data, msg.display_id, msg.update));
+  else if (kind === "clear") post(protocol.clear(currentId, msg.wait));
   else if (kind === "error") post(protocol.error(currentId, msg.ename, msg.evalue, msg.traceback));
 }
 
