@@ -377,9 +377,38 @@ def write_waterfalls(profiles: dict) -> None:
                 '<div class="bench-waterfalls">\n' + "\n".join(parts) + "\n</div>\n")
 
 
+# The compressible files on the way to a lab's first output (the zips and the wheel are compressed already).
+CRITICAL_FILES = ("_static/pyodide/pyodide.asm.wasm", "_static/pyodide/pyodide.asm.js", "_static/pyodide/pyodide-lock.json",
+                  "_static/pyodide/pyodide.js", "_static/pyodide_cells/worker.js", "_static/pyodide_cells/runner.py",
+                  "_static/pyodide_cells/cells.js", "_static/pyodide_cells/cells.css", *LAB_PAGES.values())
+
+
+def compression(site: Path) -> list[dict]:
+    """Each critical file's size as a file, gzipped as the guide's server does (-6), and as its Brotli copy."""
+    import gzip
+
+    rows = []
+    for rel in CRITICAL_FILES:
+        path = site / rel
+        br = path.with_name(path.name + ".br")
+        rows.append({"file": rel, "bytes": path.stat().st_size,
+                     "gzip": len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)),
+                     "br": br.stat().st_size if br.is_file() else None})
+    return rows
+
+
 def write_tables(data: dict) -> None:
     """The CSV tables and the meta line that docs/performance.md includes."""
     GENERATED.mkdir(parents=True, exist_ok=True)
+    if data.get("compression"):
+        with open(GENERATED / "compression.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["file", "file (kB)", "gzip (kB)", "Brotli (kB)", "Brotli saves"])
+            for row in data["compression"]:
+                br = row["br"]
+                w.writerow([row["file"].rsplit("/", 1)[-1], f"{row['bytes'] / 1e3:,.0f}", f"{row['gzip'] / 1e3:,.1f}",
+                            "–" if br is None else f"{br / 1e3:,.1f}",
+                            "–" if br is None else f"{(1 - br / row['gzip']):.0%} ({(row['gzip'] - br) / 1e3:,.0f} kB)"])
     pages = data["pages"]
     floor = pages[FLOOR]["cold"]["first_output_ms"]
     with open(GENERATED / "pages.csv", "w", newline="") as f:
@@ -510,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("CPython engines …", flush=True)
     data = {
+        "compression": compression(site),
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, CPython {platform.python_version()}",
         "runs": runs,
