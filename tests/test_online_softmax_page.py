@@ -27,7 +27,6 @@ from pathlib import Path
 
 import labs.attention as ref
 from labs.checks import doctest_blocks, run_blocks
-from labs.flash_tiles import FlashTiles
 from tests.pages import code_cells
 from tests.pages import exercise_code as nth_exercise
 from tests.pages import reference_solution as nth_solution
