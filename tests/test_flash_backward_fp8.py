@@ -215,3 +215,15 @@ def test_the_tile_picture_marks_wrong_rows_and_bad_traces():
         FlashTiles(flash_attention, [[1.0]] * 17, [[1.0]], [[1.0]], 2, 2)
     with pytest.raises(TypeError, match="title must be a str"):
         FlashTiles(flash_attention, q, k, v, 2, 2, title=3)
+
+
+def test_the_incoherence_experiment_keeps_qk_t_and_reports_every_error():
+    e = fp8.incoherence_errors(0, n=8, d=16, block_rows=4)
+    assert set(e) == {"exact_diff", "s_fp8", "s_fp8_rot", "o_fp8", "o_fp8_rot", "o_fp8_block_rot", "s_int8", "s_int8_rot"}
+    assert e["exact_diff"] < 1e-12 and all(v > 0 for k, v in e.items() if k != "exact_diff")
+    assert fp8.incoherence_errors(0, n=8, d=16, block_rows=4) == e  # seeded: the page prints the same numbers
+    assert fp8.quantize_int8([[127.0, 0.4, -0.6]]) == [[127.0, 0.0, -1.0]]
+    with pytest.raises(ValueError, match="power of two"):
+        fp8.incoherence_errors(0, n=4, d=12)
+    with pytest.raises(TypeError, match="block_rows = 0"):
+        fp8.incoherence_errors(0, n=4, d=4, block_rows=0)

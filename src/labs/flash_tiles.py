@@ -204,9 +204,13 @@ class FlashTiles:
                     out.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
                                f'fill="none" stroke="{RAN_COLOR}" stroke-width="2">'
                                f'<title>{escape(f"tile ({a}, {b}): queries {r0}-{r0 + rows - 1}, keys {c0}-{c0 + cols - 1}, ran {order}th")}</title></rect>')
+                    before = [self.m_after[a, c] for c in range(b) if (a, c) in self.m_after]
                     for t, m in enumerate(self.m_after[a, b]):
+                        # an arrow where the max grew over a finite one: alpha < 1 rescaled l and acc
+                        arrow = " \u2191" if before and -math.inf < before[-1][t] < m else ""
                         out.append(f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H * (t + 0.5) + 4:.1f}" '
-                                   f'text-anchor="middle" fill="currentColor" font-weight="bold">{escape(_fmt_m(m))}</text>')
+                                   f'text-anchor="middle" fill="currentColor" font-weight="bold">'
+                                   f'{escape(_fmt_m(m))}{arrow}</text>')
                 else:
                     out.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
                                'fill="none" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3">'
@@ -228,7 +232,8 @@ class FlashTiles:
         # legend
         ly = _TOP + grid_h + 22
         out.append(f'<rect x="{_LEFT}" y="{ly - 10}" width="18" height="12" fill="none" stroke="{RAN_COLOR}" stroke-width="2"/>'
-                   f'<text x="{_LEFT + 24}" y="{ly}">tile that ran; numbers: running max m of each row after it</text>'
+                   f'<text x="{_LEFT + 24}" y="{ly}">tile that ran: running max m of each row after it '
+                   '(\u2191 it grew: \u03b1 &lt; 1)</text>'
                    f'<rect x="{_LEFT}" y="{ly + 6}" width="18" height="12" fill="none" stroke="currentColor" '
                    'stroke-opacity="0.6" stroke-dasharray="3 3"/>'
                    f'<text x="{_LEFT + 24}" y="{ly + 16}">tile skipped (every score masked)</text>')

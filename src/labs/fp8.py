@@ -222,3 +222,72 @@ def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outli
     """
     return [[rng.gauss(0.0, outlier_std) if rng.random() < rate else rng.gauss(0.0, 1.0) for _ in range(d)]
             for _ in range(n)]
+
+
+def quantize_int8(x) -> list[list[float]]:
+    """Symmetric per-tensor INT8, dequantized: a uniform grid of step max|x| / 127.
+
+    The contrast to e4m3: on a uniform grid every entry's rounding error is up
+    to half a step, set by the largest entry, whatever its own size.
+
+    >>> quantize_int8([[127.0, 0.4, -0.6]])
+    [[127.0, 0.0, -1.0]]
+    """
+    x = _matrix(x, "x")
+    amax = max(abs(v) for row in x for v in row)
+    if amax == 0.0:
+        return [list(row) for row in x]
+    step = amax / 127
+    return [[round(v / step) * step for v in row] for row in x]
+
+
+def incoherence_errors(seed: int, n: int = 32, d: int = 64, block_rows: int = 16) -> dict[str, float]:
+    """One run of the section 4.3 experiment, emulated: RMSE against float64 with and without the rotation.
+
+    Q, K, V (n, d) from ``with_outliers`` (seeded), M from ``random_orthogonal``.
+    Only Q, K, V are quantized; products, sums and the softmax run in float64
+    (``labs.attention.attention``, scale 1 / sqrt(d)).
+
+    Args:
+        seed: seed of the ``random.Random`` that draws Q, K, V and the signs of M.
+        n: rows of Q, K and V (queries = keys). d: head dimension, a power of two.
+        block_rows: rows per scale for block quantization.
+
+    Returns:
+        A dict of floats: ``exact_diff``, the float64 max |QK^T - (QM)(KM)^T|;
+        RMSE of QK^T with e4m3 per-tensor scaling, without and with the rotation
+        (``s_fp8``, ``s_fp8_rot``); RMSE of the attention output O, e4m3 per-tensor
+        (``o_fp8``, ``o_fp8_rot``) and per-block after the rotation (``o_fp8_block_rot``);
+        RMSE of QK^T with INT8 per-tensor (``s_int8``, ``s_int8_rot``).
+
+    Raises:
+        ValueError: d not a power of two; TypeError, ValueError: bad sizes.
+
+    Source: Shah et al. (2024), FlashAttention-3, sections 3.3 and 4.3.
+
+    >>> e = incoherence_errors(0, n=4, d=4, block_rows=2)
+    >>> e["exact_diff"] < 1e-12, e["s_fp8"] > 0.0
+    (True, True)
+    """
+    from labs.attention import attention
+
+    for name, value in (("seed", seed), ("n", n), ("block_rows", block_rows)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
+            raise TypeError(f"{name} = {value!r}; expected an int >= {0 if name == 'seed' else 1}")
+    rng = random.Random(seed)
+    q, k, v = (with_outliers(n, d, rng) for _ in range(3))  # (n, d) each
+    m = random_orthogonal(d, rng)  # (d, d), M M^T = I
+    qm, km = matmul(q, m), matmul(k, m)
+    s = matmul_t(q, k)  # (n, n), float64 reference
+    o = attention(q, k, v)  # (n, d)
+    return {
+        "exact_diff": max(abs(a - b) for ra, rb in zip(s, matmul_t(qm, km)) for a, b in zip(ra, rb)),
+        "s_fp8": rmse(matmul_t(quantize(q), quantize(k)), s),
+        "s_fp8_rot": rmse(matmul_t(quantize(qm), quantize(km)), s),
+        "o_fp8": rmse(attention(quantize(q), quantize(k), quantize(v)), o),
+        "o_fp8_rot": rmse(attention(quantize(qm), quantize(km), quantize(v)), o),
+        "o_fp8_block_rot": rmse(attention(quantize(qm, block_rows), quantize(km, block_rows),
+                                          quantize(v, block_rows)), o),
+        "s_int8": rmse(matmul_t(quantize_int8(q), quantize_int8(k)), s),
+        "s_int8_rot": rmse(matmul_t(quantize_int8(qm), quantize_int8(km)), s),
+    }
