@@ -227,3 +227,17 @@ def test_the_incoherence_experiment_keeps_qk_t_and_reports_every_error():
         fp8.incoherence_errors(0, n=4, d=12)
     with pytest.raises(TypeError, match="block_rows = 0"):
         fp8.incoherence_errors(0, n=4, d=4, block_rows=0)
+
+
+def test_the_tile_picture_says_when_nothing_was_recorded_or_the_values_are_not_floats():
+    q = k = v = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+
+    def silent(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
+        o, _ = flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale)
+        return o, [None] * len(o)
+    t = FlashTiles(silent, q, k, v, 2, 2)
+    assert t.rows_ok == [False] * 3
+    svg = t._repr_svg_()
+    ET.fromstring(svg)
+    assert "no tile recorded: keep trace.append(...)" in svg
+    assert t.description().startswith("The function recorded no tile in its trace")

@@ -40,7 +40,11 @@ def _fmt_m(v: float) -> str:
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.2f}"
 
 
-def _close(a: float, b: float) -> bool:
+def _close(a, b: float) -> bool:
+    """a (whatever the learner's function returned) equals b up to rounding."""
+    if isinstance(a, bool) or not isinstance(a, (int, float)):
+        return False
+    a = float(a)
     if math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b):
         return a == b
     return abs(a - b) <= 1e-9 * (1.0 + abs(b))
@@ -111,9 +115,9 @@ class FlashTiles:
                                    for j in range(self.n_k)]) for i in range(self.n_q)]
         self.rows_ok = []
         for i in range(self.n_q):
-            row = o[i] if i < len(o) else []
-            ok = (len(row) == len(o_ref[i]) and all(_close(float(a), b) for a, b in zip(row, o_ref[i]))
-                  and i < len(self.lse) and _close(float(self.lse[i]), lse_ref[i]))
+            row = list(o[i]) if i < len(o) else []
+            ok = (len(row) == len(o_ref[i]) and all(_close(a, b) for a, b in zip(row, o_ref[i]))
+                  and i < len(self.lse) and _close(self.lse[i], lse_ref[i]))
             self.rows_ok.append(ok)
         self.title = title if title is not None else (
             f"FlashAttention tiles: {self.n_q} queries x {self.n_k} keys in {block_q} x {block_k} tiles"
@@ -155,6 +159,10 @@ class FlashTiles:
             per_row.append(f"query {i}: " + (", ".join(ms) or "none"))
         lse = ", ".join(_fmt_m(float(x)) if isinstance(x, (int, float)) else repr(x) for x in self.lse)
         wrong = [str(i) for i, ok in enumerate(self.rows_ok) if not ok]
+        if not self.trace:
+            return ("The function recorded no tile in its trace (keep the line trace.append((r0, c0, list(m)))). "
+                    + ("Every row matches attention and the exact logsumexp." if all(self.rows_ok) else
+                       f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."))
         return (f"Tiles (query block, key block) that ran: {', '.join(map(str, self.ran)) or 'none'}. "
                 + (f"Skipped by the causal mask: {', '.join(map(str, self.skipped))}. " if self.skipped else "")
                 + f"Running max m after each key block, {'; '.join(per_row)}. "
@@ -229,6 +237,9 @@ class FlashTiles:
             else:
                 out.append(f'<text x="{side_x + 70:.1f}" y="{y:.1f}" fill="{WRONG_COLOR}" '
                            'font-weight="bold">\u2717 wrong</text>')
+        if not self.trace:
+            out.append(f'<text x="{_LEFT + grid_w / 2:.1f}" y="{_TOP + grid_h / 2 + 4:.1f}" text-anchor="middle" '
+                       f'fill="{WRONG_COLOR}" font-weight="bold">no tile recorded: keep trace.append(...)</text>')
         # legend
         ly = _TOP + grid_h + 22
         out.append(f'<rect x="{_LEFT}" y="{ly - 10}" width="18" height="12" fill="none" stroke="{RAN_COLOR}" stroke-width="2"/>'
