@@ -44,3 +44,13 @@ def reference_solution(text: str, n: int = 0) -> str:
 def micrograd_solution() -> str:
     """Lab 1's reference solution: the whole main.py cell, completed."""
     return reference_solution(read_page("micrograd.md"))
+
+
+def exercise_codes(text: str) -> list[str]:
+    """The starter code of every exercise cell of the page, in page order."""
+    return [code for tags, code in code_cells(text) if "exercise" in tags]
+
+
+def reference_solutions(text: str) -> list[str]:
+    """The code of every "Reference solution" dropdown of the page, in page order."""
+    return [reference_solution(text, n) for n in range(len(DROPDOWN.findall(text)))]

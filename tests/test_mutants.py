@@ -15,7 +15,7 @@ import io
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks
-from tests.pages import micrograd_solution, read_page, reference_solution
+from tests.pages import micrograd_solution, read_page, reference_solutions
 
 RECURSIVE_TOPO = '''\
         topo, visited = [], set()
@@ -75,6 +75,29 @@ MUTANTS = [
     ("online_softmax.md", "the denominator not rescaled when the max grows",
      [("d = d * alpha + term", "d = d + term")],
      ["Mixed row"], "FlashAttention-2 Algorithm 1, the rescaled running sum"),
+    ("online_softmax.md", "flash_attention: alpha applied to neither the running sum nor the accumulator",
+     [("l[t] = l[t] * alpha + sum(p)", "l[t] = l[t] + sum(p)"), ("[a * alpha + sum(", "[a + sum(")],
+     ["Ragged tiles", "Logsumexp", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 9-10: diag(e^{m_old - m_new})"),
+    ("online_softmax.md", "flash_attention: alpha applied to the running sum but not to the accumulator",
+     [("[a * alpha + sum(", "[a + sum(")],
+     ["Ragged tiles", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 10: O rescaled by diag(e^{m_old - m_new})"),
+    ("online_softmax.md", "flash_attention: the division by the running sum forgotten",
+     [("out.append([a / l[t] for a in acc[t]])", "out.append(acc[t])")],
+     ["One tile", "Ragged tiles"], "FlashAttention-2 Algorithm 1, line 12: O_i = diag(l)^-1 O_i"),
+    ("online_softmax.md", "flash_attention: the accumulator divided by the running sum after every tile",
+     [("out.append([a / l[t] for a in acc[t]])", "out.append(acc[t])"),
+      ("                m[t] = m_new\n", "                m[t] = m_new\n                acc[t] = [a / l[t] for a in acc[t]]\n")],
+     ["Ragged tiles", "Extreme logits"], "FlashAttention-2 section 3.1.1: the un-scaled output, divided once at the end"),
+    ("online_softmax.md", "flash_attention: L = log(l), without the running max",
+     [("lse.append(m[t] + math.log(l[t]))", "lse.append(math.log(l[t]))")],
+     ["Logsumexp", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 13: L_i = m_i + log(l_i)"),
+    ("online_softmax.md", "flash_attention: causal mask aligned top-left (j <= i) instead of bottom-right",
+     [("offset = n_k - n_q  #", "offset = 0  #")],
+     ["Causal, more keys", "Causal, more queries", "Query that sees no key"], "flash-attn >= 2.1 README: causal mask aligned to the bottom right"),
+    ("online_softmax.md", "flash_attention: no guard for a row that has seen no key (exp(-inf - -inf) is NaN)",
+     [("                if m_new == -math.inf:\n"
+       "                    continue  # no key seen yet: nothing to add, and exp(-inf - -inf) is NaN\n", "")],
+     ["Query that sees no key"], "flash-attention and flashinfer issues on NaN for fully masked rows"),
     ("paged_attention.md", "t < 0 does not fault (block_table[-1] is read)",
      [("if not 0 <= t < num_tokens:", "if t >= num_tokens:")],
      ["Page fault below zero"], "vLLM issues on block tables read past their ends"),
@@ -91,7 +114,8 @@ MUTANTS = [
 
 
 def solution(page: str) -> str:
-    return micrograd_solution() if page == "micrograd.md" else reference_solution(read_page(page))
+    # Every exercise of the page, in order: the checks of each run against its own.
+    return micrograd_solution() if page == "micrograd.md" else "\n\n".join(reference_solutions(read_page(page)))
 
 
 def failing_checks(page: str, code: str) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser.test_lab_pages import cell_index
 from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
-from tests.pages import read_page, reference_solution
+from tests.pages import read_page, reference_solutions
 
 pytestmark = pytest.mark.browser
 UNIT = 4  # Python's indentation level (PEP 8)
@@ -125,23 +125,24 @@ def type_as_learner(page, index, code) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("name", LABS)
 def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name):
     open_page(page, base_url, name)
-    index = cell_index(f"{name}.md", tag="exercise")
-    solution = reference_solution(read_page(f"{name}.md"))  # micrograd's is the whole cell
-    empty_editor(page, index)
-    type_as_learner(page, index, solution)
+    # Every exercise of the page (Lab 2 has two); micrograd's solution is the whole cell.
+    for n, solution in enumerate(reference_solutions(read_page(f"{name}.md"))):
+        index = cell_index(f"{name}.md", tag="exercise", n=n)
+        empty_editor(page, index)
+        type_as_learner(page, index, solution)
 
-    # What the editor holds is the solution, as written (blank lines may keep spaces).
-    shown = lines(page, index)
-    want = solution.rstrip("\n").split("\n")
-    assert [line.rstrip() for line in shown[: len(want)]] == want
-    assert all(not line.strip() for line in shown[len(want) :])
+        # What the editor holds is the solution, as written (blank lines may keep spaces).
+        shown = lines(page, index)
+        want = solution.rstrip("\n").split("\n")
+        assert [line.rstrip() for line in shown[: len(want)]] == want
+        assert all(not line.strip() for line in shown[len(want) :])
 
-    before = runs(page, index)
-    page.keyboard.press("Control+Enter")  # the cursor is still in the editor
-    wait_runs(page, index, before + 1)
-    output = cell(page, index).locator(".cell_output").inner_text()
-    assert cell(page, index).get_attribute("data-state") == "done", output
-    assert "Error" not in output
+        before = runs(page, index)
+        page.keyboard.press("Control+Enter")  # the cursor is still in the editor
+        wait_runs(page, index, before + 1)
+        output = cell(page, index).locator(".cell_output").inner_text()
+        assert cell(page, index).get_attribute("data-state") == "done", output
+        assert "Error" not in output
     results = check(page)
     assert results and set(results.values()) == {"passed"}, results
 
