@@ -44,3 +44,14 @@ def reference_solution(text: str, n: int = 0) -> str:
 def micrograd_solution() -> str:
     """Lab 1's reference solution: the whole main.py cell, completed."""
     return reference_solution(read_page("micrograd.md"))
+
+
+
+def reference_solutions(text: str) -> list[str]:
+    """Every "Reference solution" dropdown's code, in page order (one per exercise)."""
+    return [reference_solution(text, n) for n in range(len(DROPDOWN.findall(text)))]
+
+
+def exercise_codes(text: str) -> list[str]:
+    """Every exercise cell's starter code, in page order."""
+    return [code for tags, code in code_cells(text) if "exercise" in tags]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from labs.checks import doctest_blocks, parse_block, run_blocks
-from tests.pages import DOCS, exercise_code, read_page, reference_solution
+from tests.pages import DOCS, exercise_codes, read_page, reference_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
-LABS = {"micrograd.md": 10, "online_softmax.md": 10, "paged_attention.md": 10}
+LABS = {"micrograd.md": 10, "online_softmax.md": 10, "paged_attention.md": 24}
 
 
 def cli(page: str, solution: Path) -> subprocess.CompletedProcess:
@@ -25,7 +25,7 @@ def cli(page: str, solution: Path) -> subprocess.CompletedProcess:
 
 def solution_file(tmp_path, page, starter=False) -> Path:
     text = read_page(page)
-    code = exercise_code(text) if starter else reference_solution(text)
+    code = "\n\n".join(exercise_codes(text) if starter else reference_solutions(text))  # every exercise of the page
     path = tmp_path / "main.py"
     path.write_text(code)
     return path

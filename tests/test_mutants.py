@@ -15,7 +15,7 @@ import io
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks
-from tests.pages import micrograd_solution, read_page, reference_solution
+from tests.pages import micrograd_solution, read_page, reference_solutions
 
 RECURSIVE_TOPO = '''\
         topo, visited = [], set()
@@ -87,11 +87,40 @@ MUTANTS = [
     ("paged_attention.md", "the wrong exception type (IndexError, not PageFault)",
      [("raise PageFault(", "raise IndexError(")],
      ["Page fault past the end", "Page fault below zero"], "vLLM: a named error, not a bare IndexError"),
+    # Exercise 2: copy-on-write and the prefix cache.
+    ("paged_attention.md", "copy-on-write without dropping the old block's reference",
+     [("            self.allocator.free(src)  # the other sequences keep theirs\n", "")],
+     ["Old block's reference dropped", "No copy for the last owner"],
+     "Kwon et al. 2023, section 4.4: the original block's reference count is decreased by one"),
+    ("paged_attention.md", "no copy when the last block is shared (writing in place)",
+     [("elif self.allocator.ref_count(table[-1]) > 1:", "elif False:")],
+     ["Copy on write", "New block for the writer", "Each sequence reads its own tokens", "Slots after copy-on-write"],
+     "Kwon et al. 2023, section 4.4 (copy-on-write); vLLM's block manager append_slots"),
+    ("paged_attention.md", "a copy even when the block is not shared (reference count 1)",
+     [("elif self.allocator.ref_count(table[-1]) > 1:", "elif self.allocator.ref_count(table[-1]) >= 1:")],
+     ["No copy for the last owner", "No copy when not shared"],
+     "vLLM: copy-on-write only when the block's reference count is above 1"),
+    ("paged_attention.md", "a new block for the writer, but its slots not copied",
+     [("            self.copy_block(src, dst)\n", "")],
+     ["Each sequence reads its own tokens"], "vLLM returns (src, dst) so the cache engine copies the block"),
+    ("paged_attention.md", "the block hash not chained over the prefix",
+     [("return hash((parent_hash, tuple(tokens)))", "return hash(tuple(tokens))")],
+     ["Hash chained over the prefix", "Same tokens at another position miss"],
+     "vLLM design docs, Automatic Prefix Caching: a block is identified by its tokens and its prefix"),
+    ("paged_attention.md", "every block keyed from no parent (same tokens at another position hit)",
+     [("parent = block_hash(parent, chunk)", "parent = block_hash(None, chunk)")],
+     ["Same tokens at another position miss"], "vLLM: hash(parent_block_hash, block tokens)"),
+    ("paged_attention.md", "a partly filled block enters the prefix cache",
+     [("if len(chunk) < B:", "if False:")],
+     ["Partly filled block not cached"], "vLLM design docs, Automatic Prefix Caching: only full blocks are cached"),
+    ("paged_attention.md", "a cache hit that does not add a reference",
+     [("                    self.allocator.share(block)\n", "")],
+     ["Hit adds a reference"], "Kwon et al. 2023, section 4.4: reference counts on shared blocks"),
 ]
 
 
 def solution(page: str) -> str:
-    return micrograd_solution() if page == "micrograd.md" else reference_solution(read_page(page))
+    return micrograd_solution() if page == "micrograd.md" else "\n\n".join(reference_solutions(read_page(page)))
 
 
 def failing_checks(page: str, code: str) -> list[str]:
