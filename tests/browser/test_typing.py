@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser.test_lab_pages import cell_index
 from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
-from tests.pages import read_page, reference_solution
+from tests.pages import code_cells, read_page, reference_solution
 
 pytestmark = pytest.mark.browser
 UNIT = 4  # Python's indentation level (PEP 8)
@@ -122,11 +122,18 @@ def type_as_learner(page, index, code) -> list[tuple[int, str]]:
 # ------------------------------------------------- 1. the three exercises, typed
 
 
-@pytest.mark.parametrize("name", LABS)
-def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name):
+def own_checks(name, n):
+    """The checks exercise ``n`` of a page owns (None: every check of the page)."""
+    from tests.test_paged_attention_page import ALL_CHECKS, SHARING_CHECKS
+
+    return {("paged_attention", 0): ALL_CHECKS, ("paged_attention", 1): SHARING_CHECKS}.get((name, n))
+
+
+@pytest.mark.parametrize("name, n", [(name, 0) for name in LABS] + [("paged_attention", 1)])
+def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name, n):
     open_page(page, base_url, name)
-    index = cell_index(f"{name}.md", tag="exercise")
-    solution = reference_solution(read_page(f"{name}.md"))  # micrograd's is the whole cell
+    index = [i for i, (tags, _) in enumerate(code_cells(read_page(f"{name}.md"))) if "exercise" in tags][n]
+    solution = reference_solution(read_page(f"{name}.md"), n)  # micrograd's is the whole cell
     empty_editor(page, index)
     type_as_learner(page, index, solution)
 
@@ -143,6 +150,10 @@ def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page,
     assert cell(page, index).get_attribute("data-state") == "done", output
     assert "Error" not in output
     results = check(page)
+    names = own_checks(name, n)
+    if names is not None:  # a page with several exercises: this one's checks
+        results = {check: status for check, status in results.items() if check in names}
+        assert len(results) == len(names)
     assert results and set(results.values()) == {"passed"}, results
 
 
