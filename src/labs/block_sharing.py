@@ -28,7 +28,8 @@ from labs.paged_attention import (
     _check_int,
 )
 
-__all__ = ["CachingBlockManager", "SharingSimulation", "block_hash", "simulate_sharing", "sharing_workload"]
+__all__ = ["CachingBlockManager", "SharingSimulation", "block_hash", "describe_workload", "sharing_workload",
+           "simulate_sharing"]
 
 
 def _tokens(name: str, tokens) -> tuple[int, ...]:
@@ -255,6 +256,21 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
             raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")
     rng = random.Random(_check_int("seed", seed))
     return [(rng.randint(*prompt_range), rng.randint(*output_range)) for _ in range(num_requests)]
+
+
+def describe_workload(workload) -> str:
+    """One line on a workload of (prompt_len, output_len) pairs: count, ranges and means, in tokens.
+
+    >>> describe_workload([(8, 20), (10, 40)])
+    '2 requests, prompts 8-10 tokens (mean 9), outputs 20-40 (mean 30)'
+    """
+    pairs = list(workload)
+    if not pairs:
+        raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
+    prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
+    return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
+            f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
+            f"(mean {sum(outputs) / len(outputs):.0f})")
 
 
 def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE,

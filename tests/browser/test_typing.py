@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_lab_pages import cell_index
+from tests.browser.test_lab_pages import exercise_indexes
 from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
-from tests.pages import code_cells, read_page, reference_solution
+from tests.pages import read_page, reference_solution
 
 pytestmark = pytest.mark.browser
 UNIT = 4  # Python's indentation level (PEP 8)
@@ -132,7 +132,7 @@ def own_checks(name, n):
 @pytest.mark.parametrize("name, n", [(name, 0) for name in LABS] + [("paged_attention", 1)])
 def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name, n):
     open_page(page, base_url, name)
-    index = [i for i, (tags, _) in enumerate(code_cells(read_page(f"{name}.md"))) if "exercise" in tags][n]
+    index = exercise_indexes(f"{name}.md")[n]
     solution = reference_solution(read_page(f"{name}.md"), n)  # micrograd's is the whole cell
     empty_editor(page, index)
     type_as_learner(page, index, solution)
