@@ -31,13 +31,20 @@ def cell_index(name, tag=None, contains=None, n=0):
     return found[n]
 
 
-@pytest.mark.parametrize("name, checks", [("online_softmax", 17), ("paged_attention", 10)])
+def exercise_indexes(name):
+    """The cell index of each of the page's exercises, in page order."""
+    return [i for i, (tags, _) in enumerate(code_cells(read_page(name))) if "exercise" in tags]
+
+
+@pytest.mark.parametrize("name, checks", [("online_softmax", 17), ("paged_attention", 24)])
 def test_starter_fails_and_reference_solution_passes_in_the_page(page, base_url, name, checks):
     open_page(page, base_url, name)
     statuses, summary = check(page)
     assert len(statuses) == checks and {"failed", "error"} & set(statuses)
-    for n, solution in enumerate(reference_solutions(read_page(f"{name}.md"))):  # every exercise of the page
-        exercise = cell_index(f"{name}.md", tag="exercise", n=n)
+    solutions = reference_solutions(read_page(f"{name}.md"))
+    exercises = exercise_indexes(f"{name}.md")
+    assert len(solutions) == len(exercises)
+    for exercise, solution in zip(exercises, solutions):  # every exercise of the page, solved
         set_code(page, exercise, solution)
         run_and_wait(page, exercise)
     statuses, summary = check(page)
@@ -71,6 +78,48 @@ def test_exercise_2_starter_fails_its_own_checks_then_the_solution_redraws_the_t
     assert set(statuses.values()) == {"passed"} and len(statuses) == 17
     out.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir / "online-softmax-tiles.png"))
+def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_learners_manager(page, base_url):
+    """Exercise 2 of Lab 3: the starter's manager shares nothing; solved, its checks pass and the
+    auto-rerun picture shows the system prompt's blocks shared and cached; a hit that adds no
+    reference is flagged in the picture and by its check."""
+    name = "paged_attention.md"
+    from tests.test_paged_attention_page import ALL_CHECKS, SHARING_CHECKS
+
+    open_page(page, base_url, "paged_attention")
+    drawn = cell_index(name, contains="BlockTableDiagram(demo)")
+    picture = page.locator("div.cell.pc-live").nth(drawn).locator(".cell_output")
+    assert "cached" not in picture.locator("svg desc").first.text_content()  # the starter, drawn at build time
+    exercise = exercise_indexes(name)[1]
+    run_and_wait(page, exercise)  # the starter as given: no exception
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] == "passed"] == []
+    assert {statuses[n] for n in ALL_CHECKS} <= {"failed", "error"}  # exercise 1 is open too
+
+    solution = reference_solution(read_page(name), 1)
+    set_code(page, exercise, solution)
+    runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
+    run_and_wait(page, exercise)
+    # The picture's cell runs again by itself after the exercise: wait for that run.
+    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+                           arg=[drawn, runs], timeout=TIMEOUT)
+    desc = picture.locator("svg desc").first.text_content()
+    assert "In the prefix cache: P0, P1." in desc and "P0 (×3)" in desc and "disagree" not in desc
+    assert "×3" in picture.locator("svg").first.text_content()
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] != "passed"] == []
+
+    runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
+    set_code(page, exercise, solution.replace("                    self.allocator.share(block)\n", ""))
+    run_and_wait(page, exercise)
+    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+                           arg=[drawn, runs], timeout=TIMEOUT)
+    desc = picture.locator("svg desc").first.text_content()
+    assert "P0 has reference count 2 but 3 table(s) map it" in desc  # the fork added one, the hit none
+    assert "count 2, mapped by 3" in picture.locator("svg").first.text_content()
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] != "passed"] == ["Hit adds a reference"]
 
 
 def test_the_softmax_trace_redraws_for_the_learners_row(page, base_url):

@@ -125,7 +125,7 @@ def type_as_learner(page, index, code) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("name", LABS)
 def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name):
     open_page(page, base_url, name)
-    # Every exercise of the page (Lab 2 has two); micrograd's solution is the whole cell.
+    # Every exercise of the page, typed; micrograd's first solution is the whole cell.
     for n, solution in enumerate(reference_solutions(read_page(f"{name}.md"))):
         index = cell_index(f"{name}.md", tag="exercise", n=n)
         empty_editor(page, index)
