@@ -117,3 +117,43 @@ def test_the_picture_marks_cached_blocks_and_reference_counts_that_disagree():
     diagram = BlockTableDiagram(m)
     assert "P0 has reference count 1 but 2 table(s) map it" in diagram.description()
     assert "count 1, mapped by 2" in diagram._repr_svg_()
+
+
+def test_a_hash_collision_is_a_miss_not_a_false_hit():
+    """hash(-1) == hash(-2) in CPython (and Pyodide): the two blocks' keys are equal, their tokens are not."""
+    assert bs.block_hash(None, [-1] * 4) == bs.block_hash(None, [-2] * 4)
+    m = bs.CachingBlockManager(8, 4)
+    assert m.add_sequence(0, [-1] * 4) == [0]
+    assert m.add_sequence(1, [-2] * 4) == [1]  # not [0]: block 0 holds other tokens
+    assert m.read(0) == [-1] * 4 and m.read(1) == [-2] * 4
+    assert m.cached == {bs.block_hash(None, [-1] * 4): 0}  # the key stays with the block that holds it
+    # Same tokens after a colliding prefix: the later block's key collides too, and still misses.
+    assert m.add_sequence(2, [-1] * 4 + [5] * 4) == [0, 2]
+    assert m.add_sequence(3, [-2] * 4 + [5] * 4) == [3, 4]
+    assert m.read(3) == [-2] * 4 + [5] * 4
+    assert m.add_sequence(4, [-1] * 4 + [5] * 4) == [0, 2]  # a true hit still hits
+    for seq in (4, 3, 2, 1, 0):
+        m.free_sequence(seq)
+    assert m.cached == {} and m._prefix_of == {} and m.allocator.num_used == 0
+
+
+def test_with_no_shared_prefix_the_prefix_case_saves_nothing():
+    workload = bs.sharing_workload(8, seed=3, prompt_range=(16, 40), output_range=(4, 20))
+    sim = bs.simulate_sharing("prefix", workload, prefix_len=0, block_size=4)
+    assert sim.block_steps_shared == sim.block_steps_unshared and sim.saving == 0.0
+
+
+def test_a_failed_add_leaves_nothing_behind():
+    m = bs.CachingBlockManager(2, 4)
+    with pytest.raises(OutOfBlocksError):
+        m.add_sequence("a", list(range(9)))
+    assert (m.tables, m.allocator.num_used, m.cached) == ({}, 0, {})
+
+
+def test_the_legend_calls_the_badge_a_reference_count():
+    m = bs.CachingBlockManager(6, 2)
+    m.add_sequence("a", [1, 2, 3])
+    m.fork("a", "b")
+    svg = BlockTableDiagram(m)._repr_svg_()
+    assert "×n = reference count: n block tables map the block" in svg
+    assert "shared by n sequences" not in svg

@@ -121,8 +121,15 @@ def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(
     proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention; import labs.paged_attention as pa; pa.BlockTable",
                        cwd=path.parent)
     assert proc.stderr.strip().splitlines()[-1] == (
-        "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault, BlockAllocator "
+        "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault, BlockAllocator, "
+        "OutOfBlocksError "
         "from the guide's labs package: define it here, or install the guide's labs package")
+    # The copied OutOfBlocksError is the one the copied allocator raises: a failed add is undone.
+    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention as p;"
+                       "m = p.CachingBlockManager(2, 4)\ntry: m.add_sequence('a', list(range(9)))\n"
+                       "except p.OutOfBlocksError: print(m.tables, m.allocator.num_used, m.cached)",
+                       cwd=path.parent)
+    assert proc.stdout.splitlines()[-1] == "{} 0 {}", proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("page", PAGES)

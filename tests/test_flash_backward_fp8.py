@@ -239,5 +239,46 @@ def test_the_tile_picture_says_when_nothing_was_recorded_or_the_values_are_not_f
     assert t.rows_ok == [False] * 3
     svg = t._repr_svg_()
     ET.fromstring(svg)
-    assert "no tile recorded: keep trace.append(...)" in svg
+    assert "no tile recorded: keep trace.append((r0, c0, list(m)))" in svg
     assert t.description().startswith("The function recorded no tile in its trace")
+
+
+def _texts(svg: str) -> list[tuple[float, str]]:
+    """(y, text) of every <text> of the picture."""
+    return [(float(t.get("y")), "".join(t.itertext())) for t in ET.fromstring(svg).iter(f"{SVG}text")]
+
+
+def test_the_tile_picture_puts_its_notes_on_lines_of_their_own_below_the_grid():
+    """A note on the whole run (no trace, a wrong shape) covers no row, no label and no L value."""
+    from labs.flash_tiles import _ROW_H, _TOP
+
+    rng = random.Random(11)
+    q, k, v = rand(rng, 5, 4), rand(rng, 7, 4), rand(rng, 7, 4)
+
+    def silent(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
+        return flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale)
+
+    def one_row(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
+        flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale, trace=trace)
+        return [[0.0]], [0.0]
+
+    grid_bottom = _TOP + _ROW_H * 5
+    for fn, notes in ((silent, ["no tile recorded: keep trace.append((r0, c0, list(m)))"]),
+                      (one_row, ["1 output row for 5 queries", "1 L value for 5 queries"])):
+        t = FlashTiles(fn, q, k, v, 2, 3, causal=True)
+        assert t.notes == notes
+        svg = t._repr_svg_()
+        texts = _texts(svg)
+        drawn = [(y, text) for y, text in texts if text.startswith("\u2717 ") and text[2:] in notes]
+        assert [text[2:] for _, text in drawn] == notes
+        others = [y for y, text in texts if (y, text) not in drawn]
+        for y, _ in drawn:  # below the grid, and no other text on the same line
+            assert y > grid_bottom and all(abs(y - other) >= 12 for other in others)
+        height = float(ET.fromstring(svg).get("viewBox").split()[3])
+        assert max(y for y, _ in texts) < height
+        assert all(note.rstrip(".") in t.description() or note[0].upper() + note[1:] in t.description()
+                   for note in notes if not note.startswith("no tile"))
+    # No tile ran: nothing is drawn as skipped.
+    t = FlashTiles(silent, q, k, v, 2, 3, causal=True)
+    assert t.skipped == [] and "stroke-dasharray" not in t._repr_svg_()
+    assert "Skipped" not in t.description()

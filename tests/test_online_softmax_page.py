@@ -150,9 +150,8 @@ def code_lines(code: str) -> list[str]:
 def test_the_solution_is_the_starter_with_the_two_todo_lines_filled_in():
     filled = exercise_code().replace(TODO_1, SOLVED_1).replace(TODO_2, SOLVED_2)
     starter, solution = code_lines(filled), code_lines(solution_code())
-    assert starter[: len(solution)] == solution
-    try_it = starter[len(solution):]  # the cell's last lines try the function once
-    assert len(try_it) == 2 and try_it[0].startswith("r = online_softmax(")
+    assert starter == solution  # the whole cell, its last two lines trying the function once
+    assert solution[-2].startswith("r = online_softmax(")
 
 
 def test_the_running_max_alone_leaves_the_rescaling_checks_failing():
@@ -275,5 +274,24 @@ def test_the_tile_picture_follows_the_learners_code():
         # 5 x 7 scores in 2 x 3 tiles, causal with N_k - N_q = 2: query blocks 0 and 1 never reach key 6.
         assert picture.ran == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
         assert picture.skipped == [(0, 2), (1, 2)]
+        # The text below the picture names the same dashed tiles, and the one query block that reaches key 6.
+        assert "tiles (0, 2) and (1, 2) are dashed. Only query block 2\n(query 4) computes it." in TEXT
+        assert [a for a, b in picture.ran if b == 2] == [2]
         svg = picture._repr_svg_()
         assert svg.count("\u2717 wrong") == len(wrong) and svg.count("\u2713 right") == 5 - len(wrong)
+
+
+def test_a_reversed_alpha_is_named_by_the_first_failing_checks_hints():
+    """alpha = exp(m_new - m[t]): every output NaN, and the first failing check's hints say why."""
+    reversed_alpha = ex2_with(1, 2, 3).replace(EX2_SOLVED_1, "                alpha = math.exp(m_new - m[t])\n")
+    flash = define(reversed_alpha, "flash_attention")
+    o, _ = flash([[1.0]], [[0.0], [1.0]], [[1.0], [3.0]], 1, 1)
+    assert str(o[0][0]) == "nan"
+    _, failed, _ = run_checks(flash_attention=flash)
+    assert failed[0] == "One tile"
+    hints = re.search(r"```\{check-hints\} One tile\n(.*?)```", TEXT, re.S).group(1)
+    assert "m_new - m[t]" in hints and "NaN" in hints and "α > 1" in hints
+
+
+def test_exercise_2_dropdown_is_the_whole_cell():
+    assert code_lines(ex2_with(1, 2, 3)) == [line for line in code_lines(solution_code(1))]

@@ -66,7 +66,7 @@ def only(pattern: re.Pattern) -> str:
 
 
 STARTER, STARTER_2 = EXERCISE.findall(TEXT)
-SOLUTION_CODE = only(SOLUTION)
+SOLUTION_CODE = reference_solution(TEXT, 0)
 SOLUTION_2 = reference_solution(TEXT, 1)
 
 
@@ -88,10 +88,17 @@ def run_checks(names: dict, checks=tuple(ALL_CHECKS)) -> tuple[list[str], list[s
 
 
 def define(code: str) -> dict:
-    """Run a cell's code as the page would (its output captured); return its ``translate``."""
+    """Run a cell's code as the page would (its output captured); return its ``translate``.
+
+    As in the page, a cell whose demo lines raise (a mistake that lets t = 48
+    through) still defines ``translate``, and the checks run against it."""
     namespace: dict = {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, "<cell>", "exec"), namespace)
+        try:
+            exec(compile(code, "<cell>", "exec"), namespace)
+        except Exception:  # noqa: BLE001 - the page shows the error; the definition stays
+            if "translate" not in namespace:
+                raise
     return {"translate": namespace["translate"]}
 
 
@@ -266,3 +273,50 @@ def test_the_reference_manager_agrees_with_the_solution_on_a_longer_run():
             assert ours.append_token(seq, step) == ref.append_token(seq, step)
         assert ours.tables == ref.tables and ours.pool == ref.pool
         assert [ours.allocator.ref_count(b) for b in range(400)] == [ref.allocator.ref_count(b) for b in range(400)]
+
+
+def test_the_solution_2_dropdown_is_the_whole_cell_with_its_demo():
+    """Pasted over the cell, the dropdown prints what the cell prints: the demo lines are in it."""
+    starter_demo = STARTER_2[STARTER_2.index("\nm2 = "):]
+    assert SOLUTION_2.endswith(starter_demo)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(SOLUTION_2, "<dropdown>", "exec"), {"__name__": "__main__"})
+    assert "b reads [1, 2, 3, 4, 5, 6, 70]" in out.getvalue()
+
+
+@pytest.mark.parametrize("code", ["STARTER_2", "SOLUTION_2"])
+def test_a_failed_add_leaves_nothing_behind_as_in_the_reference(code):
+    """The cell's given code undoes a prompt that does not fit, as labs.block_sharing does."""
+    import labs.block_sharing as sharing
+
+    ours = define_sharing(globals()[code])["CachingBlockManager"](2, 4)
+    with pytest.raises(pa.OutOfBlocksError):
+        ours.add_sequence("a", list(range(9)))
+    assert (ours.tables, ours.allocator.num_used, ours.cached) == ({}, 0, {})
+    if code == "STARTER_2":
+        return
+    ours = define_sharing(SOLUTION_2)["CachingBlockManager"](5, 4)
+    ref = sharing.CachingBlockManager(5, 4)
+    failures = 0
+    for seq, prompt in enumerate(([1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 1],
+                                  [9] * 13, [1, 2, 3, 4, 7], [1, 2, 3, 4, 5, 6, 7, 8])):
+        results = []
+        for manager in (ours, ref):  # the pool of 5 runs out on the second and third prompts
+            try:
+                results.append(manager.add_sequence(seq, prompt))
+            except pa.OutOfBlocksError:
+                results.append("out of blocks")
+        assert results[0] == results[1], seq
+        assert ours.tables == ref.tables and ours.pool == ref.pool and ours.cached == ref.cached
+        assert ours.allocator._free == ref.allocator._free  # the same blocks come out next
+        assert [ours.allocator.ref_count(b) for b in range(5)] == [ref.allocator.ref_count(b) for b in range(5)]
+        failures += results[0] == "out of blocks"
+    assert failures == 2
+
+
+def test_the_solution_1_dropdown_is_the_whole_cell_with_its_demo():
+    """Pasted over the cell, exercise 1's dropdown prints the five translations the cell prints."""
+    demo = STARTER[STARTER.index("\nfor t in (0, 16"):]
+    assert SOLUTION_CODE.endswith(demo)
+    assert SOLUTION_CODE.startswith(STARTER[:STARTER.index("    # TODO")])  # the starter's docstring too

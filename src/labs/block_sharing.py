@@ -102,6 +102,7 @@ class CachingBlockManager:
         self.lengths: dict = {}
         self.cached: dict = {}
         self._hash_of: dict[int, int] = {}  # physical block -> its key in `cached`, to drop it when freed
+        self._prefix_of: dict[int, tuple] = {}  # cached block -> the tokens up to its end, to verify a hit
         self.pool: list = [None] * (num_blocks * block_size)  # (num_blocks * B,)
 
     @property
@@ -137,7 +138,9 @@ class CachingBlockManager:
 
         Each full block is looked up in the prefix cache by
         ``block_hash(parent, tokens)``: a hit shares the cached block (its
-        reference count + 1), a miss allocates one and registers it. A partly
+        reference count + 1), a miss allocates one and registers it. A hit
+        whose block holds other tokens (a hash collision) counts as a miss
+        and is not registered. A partly
         filled last block is never cached (the sequence will write into it).
         Raises ValueError for an existing id, TypeError for a non-int token,
         OutOfBlocksError (nothing changed) when the pool is short.
@@ -149,9 +152,19 @@ class CachingBlockManager:
             chunk = prompt[start:start + bs]
             if len(chunk) < bs:  # a partly filled block is never cached
                 plan.append((None, None))
+                continue
+            parent = block_hash(parent, chunk)
+            block = self.cached.get(parent)
+            # A hit must hold these very tokens after this very prefix. vLLM trusts
+            # its hash (collisions are negligible with SHA-256), but Python's hash of
+            # small ints collides trivially (hash(-1) == hash(-2)), and a false hit
+            # would make a sequence read another's keys and values. So compare the
+            # cached block's whole prefix; on a mismatch, a new block, not registered
+            # (the key stays with the block that holds it).
+            if block is not None and self._prefix_of[block] != prompt[:start + bs]:
+                plan.append((None, None))
             else:
-                parent = block_hash(parent, chunk)
-                plan.append((parent, self.cached.get(parent)))
+                plan.append((parent, block))
         misses = sum(block is None for _, block in plan)
         if misses > self.allocator.num_free:  # check first: a failed add leaves nothing behind
             raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
@@ -164,6 +177,7 @@ class CachingBlockManager:
                 block = self.allocator.allocate()
                 if key is not None:  # a miss on a full block: register it
                     self.cached[key], self._hash_of[block] = block, key
+                    self._prefix_of[block] = prompt[:len(table) * bs + bs]
             table.append(block)
         self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
         for slot, token in zip(self.slots(seq_id), prompt):
@@ -215,7 +229,7 @@ class CachingBlockManager:
         for block in released:
             key = self._hash_of.pop(block, None)
             if key is not None:
-                del self.cached[key]
+                del self.cached[key], self._prefix_of[block]
         return released
 
 
@@ -318,7 +332,9 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
         pool = sum(_blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
         m = CachingBlockManager(pool, block_size)
         for i, (p, _) in enumerate(pairs):
-            m.add_sequence(i, prefix + [-1 - i] * p)  # the request's own text after the prefix
+            # The request's own text after the prefix: a token no other request
+            # or the prefix uses (not -1 - i: hash(-1) == hash(-2) in CPython).
+            m.add_sequence(i, prefix + [prefix_len + i] * p)
         for step in range(longest):
             for i, (p, o) in enumerate(pairs):
                 if step < o:

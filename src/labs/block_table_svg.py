@@ -144,7 +144,9 @@ class BlockTableDiagram:
         body_h = max(len(self.entries) * ROW, self.num_blocks * POOL_ROW)
         fan_x = x0 + max(widest, 1) * (BW + 8) + 6  # where the lines leave the rows
         wrong = any(c != m for c, m in zip(self.ref_counts, self.mapped))
-        legend = ["shaded = filled slots · dashed = free block · ×n = shared by n sequences (copy-on-write on append)"]
+        # The badge shows the reference count; the red flag says when it is not the number of tables.
+        legend = ["shaded = filled slots · dashed = free block",
+                  "×n = reference count: n block tables map the block (copy-on-write on append)"]
         if self.cached or wrong:
             legend.append(" · ".join(["cached = full block in the prefix cache"] * bool(self.cached)
                                      + ["count ≠ mapped: the reference count disagrees with the tables"] * wrong))

@@ -9,7 +9,9 @@ first key, and the running max ``m`` of the block's query rows after it
 shows every score (query row x key), shaded where the (bottom-right causal)
 mask lets the query see the key; tiles that ran are outlined and carry each
 row's running max after them, tiles that never ran (skipped: the causal mask
-hides all of their scores) are dashed. Beside each row: the returned
+hides all of their scores) are dashed; with no trace at all, no tile is drawn
+as skipped. A note on the run as a whole (no trace; O or L of the wrong
+shape) gets a line of its own below the grid. Beside each row: the returned
 logsumexp L and whether the row's output and L match :func:`labs.attention.attention`
 and the exact logsumexp.
 
@@ -100,7 +102,10 @@ class FlashTiles:
                 raise TypeError("flash_attention takes no trace= argument; keep the starter's "
                                 "`trace=None` parameter and its `trace.append((r0, c0, list(m)))` line") from err
             raise
-        self.o, self.lse = o, list(lse)
+        self.o = list(o) if isinstance(o, (list, tuple)) else []
+        self.lse = list(lse) if isinstance(lse, (list, tuple)) else []
+        self.d_v = len(v[0]) if v else 0
+        self.notes = self._notes(o, lse)
         offset = self.n_k - self.n_q
         self.visible = [[not causal or j <= i + offset for j in range(self.n_k)] for i in range(self.n_q)]
         # m after each tile, keyed by (query block, key block)
@@ -109,19 +114,47 @@ class FlashTiles:
             self.m_after[self._tile_of(n, entry)] = [float(x) for x in entry[2]]
         self.ran = sorted(self.m_after)
         tiles = [(a, b) for a in range(self._blocks(self.n_q, block_q)) for b in range(self._blocks(self.n_k, block_k))]
-        self.skipped = [t for t in tiles if t not in self.m_after]
+        # With no trace at all there is nothing to tell a skipped tile from one that ran unrecorded.
+        self.skipped = [t for t in tiles if t not in self.m_after] if self.trace else []
         o_ref = _att.attention(q, k, v, causal=causal, scale=scale)
         lse_ref = [_att.logsumexp([_att._score(scale, q[i], k[j], i, j) if self.visible[i][j] else -math.inf
                                    for j in range(self.n_k)]) for i in range(self.n_q)]
         self.rows_ok = []
         for i in range(self.n_q):
-            row = list(o[i]) if i < len(o) else []
+            row = list(self.o[i]) if i < len(self.o) and isinstance(self.o[i], (list, tuple)) else []
             ok = (len(row) == len(o_ref[i]) and all(_close(a, b) for a, b in zip(row, o_ref[i]))
                   and i < len(self.lse) and _close(self.lse[i], lse_ref[i]))
             self.rows_ok.append(ok)
         self.title = title if title is not None else (
             f"FlashAttention tiles: {self.n_q} queries x {self.n_k} keys in {block_q} x {block_k} tiles"
             + (", causal" if causal else ""))
+
+    def _notes(self, o, lse) -> list[str]:
+        """What is wrong with the run as a whole, one line each: no trace, outputs of the wrong shape."""
+        notes = []
+        if not self.trace:
+            notes.append("no tile recorded: keep trace.append((r0, c0, list(m)))")
+
+        def count(n: int, one: str, many: str) -> str:
+            return f"{n} {one if n == 1 else many}"
+
+        queries = count(self.n_q, "query", "queries")
+
+        if not isinstance(o, (list, tuple)):
+            notes.append(f"O is a {type(o).__name__}, expected a list of {self.n_q} rows")
+        elif len(o) != self.n_q:
+            notes.append(f"{count(len(o), 'output row', 'output rows')} for {queries}")
+        else:
+            bad = [i for i, row in enumerate(o) if not isinstance(row, (list, tuple)) or len(row) != self.d_v]
+            if bad:
+                n = len(o[bad[0]]) if isinstance(o[bad[0]], (list, tuple)) else type(o[bad[0]]).__name__
+                notes.append(f"output row {bad[0]} has {n} values, expected {self.d_v} (d_v)"
+                             if isinstance(n, int) else f"output row {bad[0]} is a {n}, expected {self.d_v} values")
+        if not isinstance(lse, (list, tuple)):
+            notes.append(f"L is a {type(lse).__name__}, expected a list of {self.n_q} values")
+        elif len(lse) != self.n_q:
+            notes.append(f"{count(len(lse), 'L value', 'L values')} for {queries}")
+        return notes
 
     @staticmethod
     def _blocks(n: int, b: int) -> int:
@@ -159,11 +192,13 @@ class FlashTiles:
             per_row.append(f"query {i}: " + (", ".join(ms) or "none"))
         lse = ", ".join(_fmt_m(float(x)) if isinstance(x, (int, float)) else repr(x) for x in self.lse)
         wrong = [str(i) for i, ok in enumerate(self.rows_ok) if not ok]
+        shape = "".join(f"{note[0].upper()}{note[1:]}. " for note in self.notes if not note.startswith("no tile"))
         if not self.trace:
             return ("The function recorded no tile in its trace (keep the line trace.append((r0, c0, list(m)))). "
+                    + shape
                     + ("Every row matches attention and the exact logsumexp." if all(self.rows_ok) else
                        f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."))
-        return (f"Tiles (query block, key block) that ran: {', '.join(map(str, self.ran)) or 'none'}. "
+        return (shape + f"Tiles (query block, key block) that ran: {', '.join(map(str, self.ran)) or 'none'}. "
                 + (f"Skipped by the causal mask: {', '.join(map(str, self.skipped))}. " if self.skipped else "")
                 + f"Running max m after each key block, {'; '.join(per_row)}. "
                 + f"Returned logsumexp L: {lse}. "
@@ -176,7 +211,8 @@ class FlashTiles:
         grid_w, grid_h = cw * self.n_k, _ROW_H * self.n_q
         side_x = _LEFT + grid_w + 14
         width = max(side_x + 150, 420)
-        height = _TOP + grid_h + 52
+        notes_h = 18 * len(self.notes)  # a line of its own for each note, between the grid and the legend
+        height = _TOP + grid_h + 52 + notes_h - (16 if not self.trace else 0)
         uid = next(_ids)
         out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
                f'width="100%" style="max-width:{width:.0f}px;height:auto" role="img" '
@@ -219,7 +255,7 @@ class FlashTiles:
                         out.append(f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H * (t + 0.5) + 4:.1f}" '
                                    f'text-anchor="middle" fill="currentColor" font-weight="bold">'
                                    f'{escape(_fmt_m(m))}{arrow}</text>')
-                else:
+                elif (a, b) in self.skipped:
                     out.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
                                'fill="none" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3">'
                                f'<title>{escape(f"tile ({a}, {b}): skipped")}</title></rect>')
@@ -237,17 +273,19 @@ class FlashTiles:
             else:
                 out.append(f'<text x="{side_x + 70:.1f}" y="{y:.1f}" fill="{WRONG_COLOR}" '
                            'font-weight="bold">\u2717 wrong</text>')
-        if not self.trace:
-            out.append(f'<text x="{_LEFT + grid_w / 2:.1f}" y="{_TOP + grid_h / 2 + 4:.1f}" text-anchor="middle" '
-                       f'fill="{WRONG_COLOR}" font-weight="bold">no tile recorded: keep trace.append(...)</text>')
+        # notes on the run as a whole, each on a line of its own below the grid: they cover nothing
+        for n, note in enumerate(self.notes):
+            out.append(f'<text x="{_LEFT}" y="{_TOP + grid_h + 20 + 18 * n}" fill="{WRONG_COLOR}" '
+                       f'font-weight="bold">\u2717 {escape(note)}</text>')
         # legend
-        ly = _TOP + grid_h + 22
+        ly = _TOP + grid_h + 22 + notes_h
         out.append(f'<rect x="{_LEFT}" y="{ly - 10}" width="18" height="12" fill="none" stroke="{RAN_COLOR}" stroke-width="2"/>'
                    f'<text x="{_LEFT + 24}" y="{ly}">tile that ran: running max m of each row after it '
-                   '(\u2191 it grew: \u03b1 &lt; 1)</text>'
-                   f'<rect x="{_LEFT}" y="{ly + 6}" width="18" height="12" fill="none" stroke="currentColor" '
-                   'stroke-opacity="0.6" stroke-dasharray="3 3"/>'
-                   f'<text x="{_LEFT + 24}" y="{ly + 16}">tile skipped (every score masked)</text>')
+                   '(\u2191 it grew: \u03b1 &lt; 1)</text>')
+        if self.trace:
+            out.append(f'<rect x="{_LEFT}" y="{ly + 6}" width="18" height="12" fill="none" stroke="currentColor" '
+                       'stroke-opacity="0.6" stroke-dasharray="3 3"/>'
+                       f'<text x="{_LEFT + 24}" y="{ly + 16}">tile skipped (every score masked)</text>')
         out.append('</g></svg>')
         return "\n".join(out)
 

@@ -110,7 +110,9 @@ def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_l
     assert [n for n in SHARING_CHECKS if statuses[n] != "passed"] == []
 
     runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
-    set_code(page, exercise, solution.replace("                    self.allocator.share(block)\n", ""))
+    no_share = "                        self.allocator.share(block)\n"
+    assert solution.count(no_share) == 1
+    set_code(page, exercise, solution.replace(no_share, ""))
     run_and_wait(page, exercise)
     page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
                            " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
