@@ -188,7 +188,13 @@ def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir
     for name in ("o", "n", "b", "x1", "w1", "x2", "w2"):
         node = getattr(ref, name)
         assert f"{name:>2}  data = {node.data:+.8f}   grad = {node.grad:+.8f}" in out
-    # Exercise 1's ten pass; exercise 2's starter still fails its own.
+    # Exercise 1's ten pass. Running exercise 1 again defined Value afresh, without what exercise 2
+    # (run by the first Check) added to it: exercise 2's checks say so, and pass again once it runs.
+    results = check(page)
+    assert [name for name, status in results.items() if status == "passed"] == list(results)[:10]
+    relu_off = page.locator(".pc-check").filter(has_text="relu off").locator(".pc-check-detail").inner_text()
+    assert "Value has no relu: run exercise 2's cell (after exercise 1's)" in relu_off
+    run_and_wait(page, [i for i, c in enumerate(page.locator("div.cell.pc-live").all()) if "tag_exercise" in (c.get_attribute("class") or "")][1])
     results = check(page)
     assert [name for name, status in results.items() if status == "passed"] == passing(micrograd_solution())
     assert page.locator(".pc-checks-summary").inner_text() == f"{len(passing(micrograd_solution()))} / {CHECKS} passed"
