@@ -97,6 +97,7 @@ class Traffic:
         self.from_cache = 0
         self.foreign = 0
         self.offline = 0
+        self.log: list[dict] = []  # one entry per response, for the waterfall (benchmarks.waterfall)
 
     def note_host(self, url: str) -> None:
         if urlsplit(url).hostname not in {"127.0.0.1", "localhost", None}:
@@ -118,6 +119,10 @@ class Traffic:
             return
         self.requests += 1
         self.wire += received
+        timing = request.timing  # startTime: ms since the epoch; responseEnd: ms after it (-1: unknown)
+        self.log.append({"path": urlsplit(request.url).path, "start": timing["startTime"],
+                         "end": timing["startTime"] + max(timing["responseEnd"], 0.0),
+                         "bytes": received, "cached": body == 0})
         if body == 0:
             self.from_cache += 1
         elif response is not None and response.status == 200:
@@ -170,6 +175,7 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
         # the second visit is always the one a returning learner gets.
         page.wait_for_function("['ready', 'unsupported', 'failed'].includes(document.documentElement.dataset.offline)",
                                timeout=TIMEOUT)
+    origin = page.evaluate("performance.timeOrigin")
     result = {
         "ready_ms": mark(page, "pyodide-cells:ready"),
         "first_output_ms": mark(page, "pyodide-cells:first-output"),
@@ -179,6 +185,8 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
         "from_cache": traffic.from_cache,
         "foreign_requests": traffic.foreign,
         "offline_bytes": traffic.offline,
+        "log": [{"path": e["path"], "start_ms": round(e["start"] - origin, 1), "end_ms": round(e["end"] - origin, 1),
+                 "bytes": e["bytes"], "cached": e["cached"]} for e in traffic.log],
     }
     if is_lab:
         # A second visit is only fast when it restored the start-up snapshot: say whether it did.
@@ -206,7 +214,37 @@ def median_of(runs: list[dict], key: str):
     return statistics.median(values) if values else None
 
 
-def bench_pages(browser, base: str, site: Path, runs: int, profile: str = "none") -> dict:
+FIGURES_OF_A_RUN = ("log",)  # per run only: not a figure with a median
+
+
+def typed_visit(browser, url: str, profile: str) -> float:
+    """A learner's first own code, cold: ms from navigation until the output of a line they typed shows.
+
+    In a new context (empty HTTP cache), as soon as the page has its exercise
+    cell: click into its code, type a line at the top (key by key), press
+    Ctrl+Enter, and wait for that line's output. The editor loads on first use
+    and Python may still be starting: both are part of the wait.
+    """
+    context = browser.new_context()
+    page = context.new_page()
+    throttle(context, page, profile)
+    page.goto(url, wait_until="commit")
+    exercise = page.locator("div.cell.pc-live.tag_exercise").first
+    exercise.locator(".cell_input").click()
+    exercise.locator(".cm-content").wait_for(timeout=TIMEOUT)  # CodeMirror, loaded on the first click
+    page.keyboard.press("Control+Home")
+    page.keyboard.type('print("typed", 6 * 7)\n')
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(
+        "() => document.querySelector('div.cell.pc-live.tag_exercise .cell_output')?.textContent.includes('typed 42')",
+        timeout=TIMEOUT, polling=10,
+    )
+    at = page.evaluate("performance.now()")
+    context.close()
+    return at
+
+
+def bench_pages(browser, base: str, site: Path, runs: int, profile: str = "none", typed: bool = False) -> dict:
     """Cold and second visits of the floor and each lab page, interleaved run by run.
 
     Interleaving (floor, lab 1, lab 2, lab 3, floor, ...) spreads the machine's
@@ -226,14 +264,23 @@ def bench_pages(browser, base: str, site: Path, runs: int, profile: str = "none"
             cold[name].append(visit(context, traffic, f"{base}/{path}", is_lab, profile))
             second[name].append(visit(context, traffic, f"{base}/{path}", is_lab, profile))
             context.close()
-    return {
+    results = {
         name: {
-            "cold": {k: median_of(cold[name], k) for k in cold[name][0]},
-            "second": {k: median_of(second[name], k) for k in second[name][0]},
+            "cold": {k: median_of(cold[name], k) for k in cold[name][0] if k not in FIGURES_OF_A_RUN},
+            "second": {k: median_of(second[name], k) for k in second[name][0] if k not in FIGURES_OF_A_RUN},
             "runs": {"cold": cold[name], "second": second[name]},
         }
         for name in pages
     }
+    if typed:
+        typed_runs = {name: [] for name, (_, is_lab) in pages.items() if is_lab}
+        for _ in range(runs):
+            for name in typed_runs:
+                typed_runs[name].append(typed_visit(browser, f"{base}/{pages[name][0]}", profile))
+        for name, values in typed_runs.items():
+            results[name]["cold"]["typed_ms"] = statistics.median(values)
+            results[name]["runs"]["typed"] = values
+    return results
 
 
 def kernels_in_page(browser, base: str, scale: str) -> dict:
@@ -275,9 +322,93 @@ TARGETS = (
 )
 
 
+# Issue 15's targets, per network profile: (column, measure(page result, floor result), {profile: limit}, format).
+PROFILE_TARGETS = (
+    ("cold first output", lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"],
+     {"none": 0.45, "cable": 0.80, "4G": 0.95}, "{:.2f} ×"),
+    ("second visit", lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"],
+     {"none": 0.30, "cable": 0.30, "4G": 0.30}, "{:.2f} ×"),
+    ("your typed code runs", lambda r, fl: r["cold"].get("typed_ms", float("nan")) / fl["cold"]["first_output_ms"],
+     {"none": 0.80, "cable": 1.0, "4G": 1.1}, "{:.2f} ×"),
+    ("bytes before first output", lambda r, fl: (r["cold"]["wire_bytes"] - fl["cold"]["wire_bytes"]) / 1e6,
+     {"none": 0.5}, "floor +{:.2f} MB"),
+)
+
+
+def write_profile_targets(profiles: dict) -> None:
+    """profile_targets.csv: each lab page against issue 15's targets, per profile, met or missed."""
+    with open(GENERATED / "profile_targets.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["profile", "page", *(t[0] for t in PROFILE_TARGETS)])
+        for profile, results in profiles.items():
+            for name, res in results.items():
+                if name == FLOOR:
+                    continue
+                cells = []
+                for _, measure, limits, fmt in PROFILE_TARGETS:
+                    value = measure(res, results[FLOOR])
+                    limit = limits.get(profile)
+                    if value != value:  # NaN: not measured in this run
+                        cells.append("not measured")
+                    elif limit is None:
+                        cells.append(fmt.format(value))
+                    else:
+                        cells.append(f"{fmt.format(value)} (≤ {limit:g}) {'✓ met' if value <= limit else '✗ missed'}")
+                w.writerow([profile, name, *cells])
+
+
+WATERFALL_PAGE = "micrograd lab"
+
+
+def write_waterfalls(profiles: dict) -> None:
+    """waterfall_<profile>.html: the floor's and Lab 1's cold visits (the run with the median first output)."""
+    from benchmarks.waterfall import draw
+
+    for profile, results in profiles.items():
+        parts = []
+        for name in (FLOOR, WATERFALL_PAGE):
+            runs = [r for r in results[name]["runs"]["cold"] if r.get("log")]
+            if not runs:
+                continue
+            run = sorted(runs, key=lambda r: r["first_output_ms"])[len(runs) // 2]
+            parts.append(draw(run["log"], run["first_output_ms"], f"{name}, cold visit, {profile} profile"))
+        if parts:
+            (GENERATED / f"waterfall_{profile}.html").write_text(
+                '<div class="bench-waterfalls">\n' + "\n".join(parts) + "\n</div>\n")
+
+
+# The compressible files on the way to a lab's first output (the zips and the wheel are compressed already).
+CRITICAL_FILES = ("_static/pyodide/pyodide.asm.wasm", "_static/pyodide/pyodide.asm.js", "_static/pyodide/pyodide-lock.json",
+                  "_static/pyodide/pyodide.js", "_static/pyodide_cells/worker.js", "_static/pyodide_cells/runner.py",
+                  "_static/pyodide_cells/cells.js", "_static/pyodide_cells/cells.css", *LAB_PAGES.values())
+
+
+def compression(site: Path) -> list[dict]:
+    """Each critical file's size as a file, gzipped as the guide's server does (-6), and as its Brotli copy."""
+    import gzip
+
+    rows = []
+    for rel in CRITICAL_FILES:
+        path = site / rel
+        br = path.with_name(path.name + ".br")
+        rows.append({"file": rel, "bytes": path.stat().st_size,
+                     "gzip": len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)),
+                     "br": br.stat().st_size if br.is_file() else None})
+    return rows
+
+
 def write_tables(data: dict) -> None:
     """The CSV tables and the meta line that docs/performance.md includes."""
     GENERATED.mkdir(parents=True, exist_ok=True)
+    if data.get("compression"):
+        with open(GENERATED / "compression.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["file", "file (kB)", "gzip (kB)", "Brotli (kB)", "Brotli saves"])
+            for row in data["compression"]:
+                br = row["br"]
+                w.writerow([row["file"].rsplit("/", 1)[-1], f"{row['bytes'] / 1e3:,.0f}", f"{row['gzip'] / 1e3:,.1f}",
+                            "–" if br is None else f"{br / 1e3:,.1f}",
+                            "–" if br is None else f"{(1 - br / row['gzip']):.0%} ({(row['gzip'] - br) / 1e3:,.0f} kB)"])
     pages = data["pages"]
     floor = pages[FLOOR]["cold"]["first_output_ms"]
     with open(GENERATED / "pages.csv", "w", newline="") as f:
@@ -316,14 +447,20 @@ def write_tables(data: dict) -> None:
     if profiles:
         with open(GENERATED / "profiles.csv", "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["profile", "page", "cold first output (ms)", "× floor", "second visit (ms)", "× floor (second)"])
+            w.writerow(["profile", "page", "cold first output (ms)", "× floor", "second visit (ms)", "× floor (second)",
+                        "your typed code runs (ms)", "× floor (typed)"])
             for profile, results in profiles.items():
                 profile_floor = results[FLOOR]["cold"]["first_output_ms"]
                 for name, res in results.items():
+                    typed = res["cold"].get("typed_ms")
                     w.writerow([profile, name, f"{res['cold']['first_output_ms']:.0f}",
                                 f"{res['cold']['first_output_ms'] / profile_floor:.2f}",
                                 f"{res['second']['first_output_ms']:.0f}",
-                                f"{res['second']['first_output_ms'] / profile_floor:.2f}"])
+                                f"{res['second']['first_output_ms'] / profile_floor:.2f}",
+                                "–" if typed is None else f"{typed:.0f}",
+                                "–" if typed is None else f"{typed / profile_floor:.2f}"])
+        write_profile_targets(profiles)
+        write_waterfalls(profiles)
     with open(GENERATED / "targets.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["page", *(t[0] for t in TARGETS)])
@@ -402,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("CPython engines …", flush=True)
     data = {
+        "compression": compression(site),
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, CPython {platform.python_version()}",
         "runs": runs,
@@ -419,11 +557,11 @@ def main(argv: list[str] | None = None) -> int:
         for path in ("_bench/bare.html", *LAB_PAGES.values()):
             warm.new_page().goto(f"{base}/{path}", wait_until="load")
         warm.close()
-        data["pages"] = bench_pages(browser, base, site, runs)
+        data["pages"] = bench_pages(browser, base, site, runs, typed=True)
         data["profiles"] = {"none": data["pages"]}
         for profile in profiles:
             print(f"pages on the {profile} profile …", flush=True)
-            data["profiles"][profile] = bench_pages(browser, base, site, runs, profile)
+            data["profiles"][profile] = bench_pages(browser, base, site, runs, profile, typed=True)
         print("pages from a plain static host …", flush=True)
         with PlainHost(site) as plain:
             data["pages_plain"] = bench_pages(browser, plain.base, site, runs)
@@ -451,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         "extra_file_bytes_vs_floor": lab["cold"]["file_bytes"] - floor["file_bytes"],
     }
     print("\nTargets (micrograd lab):", json.dumps(data["targets"], indent=1))
-    foreign = sum(r["foreign_requests"] for res in data["pages"].values() for v in res["runs"].values() for r in v)
+    foreign = sum(r["foreign_requests"] for res in data["pages"].values() for k in ("cold", "second") for r in res["runs"][k])
     if foreign:
         print(f"WARNING: {foreign} requests to other hosts were made (and aborted)")
     out = ROOT / "bench-results" / "bench.json"

@@ -59,3 +59,11 @@ def all_exercises(text: str, solved: bool = True) -> str:
     """
     pick = reference_solution if solved else exercise_code
     return "\n\n".join(pick(text, n) for n in range(exercise_count(text)))
+def exercise_codes(text: str) -> list[str]:
+    """The starter code of every exercise cell of the page, in page order."""
+    return [code for tags, code in code_cells(text) if "exercise" in tags]
+
+
+def reference_solutions(text: str) -> list[str]:
+    """The code of every "Reference solution" dropdown of the page, in page order."""
+    return [reference_solution(text, n) for n in range(len(DROPDOWN.findall(text)))]

@@ -70,9 +70,9 @@ def test_what_is_not_here_says_so(run_cell):
     assert status == "error"
     (kind, error), = out
     assert error["ename"] == "ImportError"
-    assert "IPython.display here has display, DisplayObject, HTML, Markdown" in error["evalue"] and "not Image" in error["evalue"]
-    status, out = run_cell("from IPython.display import display\ndisplay(1, display_id=True)")
-    assert status == "error" and "not display_id=" in out[-1][1]["evalue"]
+    assert "IPython.display here has display, update_display, clear_output, DisplayHandle, DisplayObject, HTML" in error["evalue"] and "not Image" in error["evalue"]
+    status, out = run_cell("from IPython.display import display\ndisplay(1, metadata={})")
+    assert status == "error" and "not metadata=" in out[-1][1]["evalue"]
     status, out = run_cell("from IPython.display import HTML\nHTML(3)")
     assert status == "error" and out[-1][1]["evalue"] == "HTML() takes the text to show as a str, not int"
     status, out = run_cell("import IPython\nprint(IPython.get_ipython())")
@@ -103,3 +103,44 @@ def test_json_reads_json_text_and_names_what_it_cannot_show(run_cell):
         status, out = run_cell(f"from IPython.display import JSON, Markdown\n{code}")
         assert status == "error", code
         assert f"{out[-1][1]['ename']}: {out[-1][1]['evalue']}".startswith(message), out[-1][1]
+
+
+def test_a_display_id_output_is_replaced_by_its_handle_and_update_display(run_cell):
+    status, out = run_cell(
+        "from IPython.display import display, update_display, HTML\n"
+        "h = display(HTML('<b>step 0</b>'), display_id=True)\n"
+        "h.update(HTML('<b>step 1</b>'))\n"
+        "update_display(HTML('<b>step 2</b>'), display_id=h.display_id)\n"
+        "named = display('plain', display_id='loss')\n"
+        "print(type(h).__name__, named.display_id, display('no id'))"
+    )
+    assert status == "ok"
+    displays = [payload for kind, payload in out if kind == "display"]
+    first_id = displays[0]["display_id"]
+    assert len(first_id) == 32  # a new id per display_id=True
+    assert [(d["data"].get("text/html"), d.get("display_id"), d.get("update")) for d in displays] == [
+        ("<b>step 0</b>", first_id, False),
+        ("<b>step 1</b>", first_id, True),
+        ("<b>step 2</b>", first_id, True),
+        (None, "loss", False),
+        (None, None, None),  # without display_id: a plain display, nothing to replace
+    ]
+    assert "DisplayHandle loss None" in "".join(p["text"] for k, p in out if k == "stream")
+
+
+def test_clear_output_asks_the_page_to_clear_now_or_at_the_next_output(run_cell):
+    status, out = run_cell("from IPython.display import clear_output\nclear_output()\nclear_output(wait=True)")
+    assert status == "ok"
+    assert out == [["clear", {"wait": False}], ["clear", {"wait": True}]]
+
+
+@pytest.mark.parametrize("code, error", [
+    ("display(1, display_id=3)", "TypeError: display_id must be True or a str, not int"),
+    ("update_display(1, display_id=None)", "TypeError: update_display() needs display_id as a str, not NoneType"),
+    ("display(1, raw=True)", "TypeError: display() here takes objects and display_id= only, not raw="),
+])
+def test_bad_display_ids_are_named_errors(run_cell, code, error):
+    status, out = run_cell(f"from IPython.display import display, update_display\n{code}")
+    assert status == "error"
+    (payload,) = [p for kind, p in out if kind == "error"]
+    assert f"{payload['ename']}: {payload['evalue']}".startswith(error)

@@ -15,7 +15,7 @@ import io
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks
-from tests.pages import all_exercises, read_page, reference_solution
+from tests.pages import all_exercises, read_page
 
 RECURSIVE_TOPO = '''\
         topo, visited = [], set()
@@ -106,6 +106,29 @@ MUTANTS = [
     ("online_softmax.md", "the denominator not rescaled when the max grows",
      [("d = d * alpha + term", "d = d + term")],
      ["Mixed row"], "FlashAttention-2 Algorithm 1, the rescaled running sum"),
+    ("online_softmax.md", "flash_attention: alpha applied to neither the running sum nor the accumulator",
+     [("l[t] = l[t] * alpha + sum(p)", "l[t] = l[t] + sum(p)"), ("[a * alpha + sum(", "[a + sum(")],
+     ["Ragged tiles", "Logsumexp", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 9-10: diag(e^{m_old - m_new})"),
+    ("online_softmax.md", "flash_attention: alpha applied to the running sum but not to the accumulator",
+     [("[a * alpha + sum(", "[a + sum(")],
+     ["Ragged tiles", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 10: O rescaled by diag(e^{m_old - m_new})"),
+    ("online_softmax.md", "flash_attention: the division by the running sum forgotten",
+     [("out.append([a / l[t] for a in acc[t]])", "out.append(acc[t])")],
+     ["One tile", "Ragged tiles"], "FlashAttention-2 Algorithm 1, line 12: O_i = diag(l)^-1 O_i"),
+    ("online_softmax.md", "flash_attention: the accumulator divided by the running sum after every tile",
+     [("out.append([a / l[t] for a in acc[t]])", "out.append(acc[t])"),
+      ("                m[t] = m_new\n", "                m[t] = m_new\n                acc[t] = [a / l[t] for a in acc[t]]\n")],
+     ["Ragged tiles", "Extreme logits"], "FlashAttention-2 section 3.1.1: the un-scaled output, divided once at the end"),
+    ("online_softmax.md", "flash_attention: L = log(l), without the running max",
+     [("lse.append(m[t] + math.log(l[t]))", "lse.append(math.log(l[t]))")],
+     ["Logsumexp", "Extreme logits"], "FlashAttention-2 Algorithm 1, line 13: L_i = m_i + log(l_i)"),
+    ("online_softmax.md", "flash_attention: causal mask aligned top-left (j <= i) instead of bottom-right",
+     [("offset = n_k - n_q  #", "offset = 0  #")],
+     ["Causal, more keys", "Causal, more queries", "Query that sees no key"], "flash-attn >= 2.1 README: causal mask aligned to the bottom right"),
+    ("online_softmax.md", "flash_attention: no guard for a row that has seen no key (exp(-inf - -inf) is NaN)",
+     [("                if m_new == -math.inf:\n"
+       "                    continue  # no key seen yet: nothing to add, and exp(-inf - -inf) is NaN\n", "")],
+     ["Query that sees no key"], "flash-attention and flashinfer issues on NaN for fully masked rows"),
     ("paged_attention.md", "t < 0 does not fault (block_table[-1] is read)",
      [("if not 0 <= t < num_tokens:", "if t >= num_tokens:")],
      ["Page fault below zero"], "vLLM issues on block tables read past their ends"),
@@ -118,12 +141,41 @@ MUTANTS = [
     ("paged_attention.md", "the wrong exception type (IndexError, not PageFault)",
      [("raise PageFault(", "raise IndexError(")],
      ["Page fault past the end", "Page fault below zero"], "vLLM: a named error, not a bare IndexError"),
+    # Exercise 2: copy-on-write and the prefix cache.
+    ("paged_attention.md", "copy-on-write without dropping the old block's reference",
+     [("            self.allocator.free(src)  # the other sequences keep theirs\n", "")],
+     ["Old block's reference dropped", "No copy for the last owner"],
+     "Kwon et al. 2023, section 4.4: the original block's reference count is decreased by one"),
+    ("paged_attention.md", "no copy when the last block is shared (writing in place)",
+     [("elif self.allocator.ref_count(table[-1]) > 1:", "elif False:")],
+     ["Copy on write", "New block for the writer", "Each sequence reads its own tokens", "Slots after copy-on-write"],
+     "Kwon et al. 2023, section 4.4 (copy-on-write); vLLM's block manager append_slots"),
+    ("paged_attention.md", "a copy even when the block is not shared (reference count 1)",
+     [("elif self.allocator.ref_count(table[-1]) > 1:", "elif self.allocator.ref_count(table[-1]) >= 1:")],
+     ["No copy for the last owner", "No copy when not shared"],
+     "vLLM: copy-on-write only when the block's reference count is above 1"),
+    ("paged_attention.md", "a new block for the writer, but its slots not copied",
+     [("            self.copy_block(src, dst)\n", "")],
+     ["Each sequence reads its own tokens"], "vLLM returns (src, dst) so the cache engine copies the block"),
+    ("paged_attention.md", "the block hash not chained over the prefix",
+     [("return hash((parent_hash, tuple(tokens)))", "return hash(tuple(tokens))")],
+     ["Hash chained over the prefix", "Same tokens at another position miss"],
+     "vLLM design docs, Automatic Prefix Caching: a block is identified by its tokens and its prefix"),
+    ("paged_attention.md", "every block keyed from no parent (same tokens at another position hit)",
+     [("parent = block_hash(parent, chunk)", "parent = block_hash(None, chunk)")],
+     ["Same tokens at another position miss"], "vLLM: hash(parent_block_hash, block tokens)"),
+    ("paged_attention.md", "a partly filled block enters the prefix cache",
+     [("if len(chunk) < B:", "if False:")],
+     ["Partly filled block not cached"], "vLLM design docs, Automatic Prefix Caching: only full blocks are cached"),
+    ("paged_attention.md", "a cache hit that does not add a reference",
+     [("                    self.allocator.share(block)\n", "")],
+     ["Hit adds a reference"], "Kwon et al. 2023, section 4.4: reference counts on shared blocks"),
 ]
 
 
 def solution(page: str) -> str:
-    # micrograd's exercise 2 extends exercise 1's Value: both, in page order
-    return all_exercises(read_page(page)) if page == "micrograd.md" else reference_solution(read_page(page))
+    # Every exercise of the page, in page order (micrograd's exercise 2 extends exercise 1's Value).
+    return all_exercises(read_page(page))
 
 
 def failing_checks(page: str, code: str) -> list[str]:

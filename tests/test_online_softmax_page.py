@@ -10,12 +10,15 @@ pytest ``NUMBER``), with ``online_softmax`` bound to
     fail, and none of them crashes;
 
 plus two half-finished versions of the starter, to show that each TODO has
-checks of its own.
+checks of its own. The same for exercise 2, ``flash_attention`` (the tile
+loop of FlashAttention-2, Algorithm 1), with ``online_softmax`` bound to the
+reference meanwhile (and the other way round), and its picture.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import doctest
 import io
 import re
@@ -24,6 +27,9 @@ from pathlib import Path
 
 import labs.attention as ref
 from labs.checks import doctest_blocks, run_blocks
+from tests.pages import code_cells
+from tests.pages import exercise_code as nth_exercise
+from tests.pages import reference_solution as nth_solution
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -33,8 +39,6 @@ sys.path.insert(0, str(DOCS))
 from conftest import checks_use  # noqa: E402  (docs/conftest.py)
 
 TEXT = PAGE.read_text()
-EXERCISE = re.compile(r"^```\{code-cell\} python\n:tags: \[exercise\]\n(.*?)^```$", re.S | re.M)
-SOLUTION = re.compile(r"^:::\{dropdown\} Reference solution\n.*?^```python\n(.*?)^```$\n:::$", re.S | re.M)
 BACKTICK_FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 PYTHON_FENCE = re.compile(r"^```(?:python|pycon)[ \t]*\n(.*?)^```", re.S | re.M)
 
@@ -42,6 +46,11 @@ ALL_CHECKS = [
     "Huge logits", "Huge logsumexp", "Opposite extremes", "Tiny logits", "Tiny logsumexp",
     "Fully masked row", "Masked entry", "Rescaling factor", "Running max", "Mixed row",
 ]
+EX2_CHECKS = [
+    "One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys",
+    "Query that sees no key", "Causal, more queries",
+]
+SETUP_LINES = 4 + 8
 # With the starter, m stays -inf, so d stays 0: every row comes back as zeros
 # with logsumexp -inf. Only the fully masked row, whose right answer that is, passes.
 STARTER_FAILS = [name for name in ALL_CHECKS if name != "Fully masked row"]
@@ -51,32 +60,30 @@ SOLVED_1 = "        m_new = max(m, x)\n"
 SOLVED_2 = "        alpha = 1.0 if m_new == -math.inf else math.exp(m - m_new)\n"
 
 
-def exercise_code() -> str:
-    (code,) = EXERCISE.findall(TEXT)
-    return code
+def exercise_code(n: int = 0) -> str:
+    return nth_exercise(TEXT, n)
 
 
-def solution_code() -> str:
-    (code,) = SOLUTION.findall(TEXT)
-    return code
+def solution_code(n: int = 0) -> str:
+    return nth_solution(TEXT, n)
 
 
-def define(code: str):
-    """Run a cell's code as the page does (its prints swallowed); return its online_softmax."""
+def define(code: str, name: str = "online_softmax"):
+    """Run a cell's code as the page does (its prints swallowed); return its ``name``."""
     namespace: dict = {"__name__": "__lab__"}
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(code, "<exercise>", "exec"), namespace)
-    return namespace["online_softmax"]
+    return namespace[name]
 
 
 def check_name(example: doctest.Example) -> str:
     return example.source.split("#", 1)[1].split(":", 1)[0].strip()
 
 
-def run_checks(online_softmax) -> tuple[list[str], list[str], list[str]]:
+def run_checks(online_softmax=ref.online_softmax, flash_attention=ref.flash_attention) -> tuple[list[str], list[str], list[str]]:
     """Run the page's checks with the page's own engine (labs.checks):
     (every example's status, failed check names, sources of examples that raised)."""
-    results = run_blocks(doctest_blocks(TEXT), {"online_softmax": online_softmax})
+    results = run_blocks(doctest_blocks(TEXT), {"online_softmax": online_softmax, "flash_attention": flash_attention})
     failed = [r.check.name for r in results if not r.check.setup and r.status != "passed"]
     crashed = [r.check.source for r in results if r.status == "error"]
     return [r.status for r in results], failed, crashed
@@ -86,10 +93,10 @@ def test_every_check_is_named_and_the_names_are_the_expected_ones():
     test = doctest.DocTestParser().get_doctest(TEXT, {}, PAGE.name, str(PAGE), 0)
     checks = [ex for ex in test.examples if ex.want]
     setup = [ex for ex in test.examples if not ex.want]
-    assert [check_name(ex) for ex in checks] == ALL_CHECKS
+    assert [check_name(ex) for ex in checks] == ALL_CHECKS + EX2_CHECKS
     assert all(re.search(r"#\s*[^:#]+:\s*\S", ex.source) for ex in checks)
     assert all("#" not in ex.source for ex in setup)  # set-up lines are not checks
-    assert len(setup) == 4
+    assert len(setup) == SETUP_LINES
 
 
 def test_no_prompt_outside_fenced_blocks_and_every_block_is_a_doctest_block():
@@ -105,13 +112,13 @@ def test_no_prompt_outside_fenced_blocks_and_every_block_is_a_doctest_block():
 
 
 def test_front_matter_binds_online_softmax_to_the_reference():
-    assert checks_use(PAGE) == {"online_softmax": ref.online_softmax}
+    assert checks_use(PAGE) == {"online_softmax": ref.online_softmax, "flash_attention": ref.flash_attention}
 
 
 def test_all_checks_pass_on_the_reference():
-    results, failed, crashed = run_checks(checks_use(PAGE)["online_softmax"])
+    results, failed, crashed = run_checks(**checks_use(PAGE))
     assert (failed, crashed) == ([], [])
-    assert results == ["passed"] * (len(ALL_CHECKS) + 4)
+    assert results == ["passed"] * (len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES)
 
 
 def test_all_checks_pass_on_the_reference_solution():
@@ -133,7 +140,7 @@ def test_the_starter_runs_and_fails_exactly_the_checks_its_todos_own():
     results, failed, crashed = run_checks(online_softmax)
     assert crashed == []  # wrong answers, not exceptions
     assert failed == STARTER_FAILS
-    assert len(results) == len(ALL_CHECKS) + 4 and "not run" not in results
+    assert len(results) == len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES and "not run" not in results
 
 
 def code_lines(code: str) -> list[str]:
@@ -163,3 +170,110 @@ def test_an_unguarded_alpha_fails_the_masked_checks_with_nan():
     _, failed, crashed = run_checks(online_softmax)
     assert crashed == []
     assert failed == ["Fully masked row", "Masked entry"]
+
+
+# ------------------------------------------------------------------ exercise 2: flash_attention
+
+EX2_TODO_1 = "                alpha = 1.0\n"
+EX2_TODO_2 = ("                l[t] = l[t] + sum(p)\n"
+              "                acc[t] = [a + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n")
+EX2_TODO_3 = "            out.append(acc[t])\n            lse.append(0.0)\n"
+EX2_SOLVED_1 = "                alpha = math.exp(m[t] - m_new)  # <= 1; 0 on the row's first visible tile\n"
+EX2_SOLVED_2 = ("                l[t] = l[t] * alpha + sum(p)\n"
+                "                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n")
+EX2_SOLVED_3 = ("            if l[t] == 0.0:  # the row saw no key\n"
+                "                out.append([0.0] * d_v)\n"
+                "                lse.append(-math.inf)\n"
+                "            else:\n"
+                "                out.append([a / l[t] for a in acc[t]])\n"
+                "                lse.append(m[t] + math.log(l[t]))\n")
+
+
+def ex2_with(*solved: int) -> str:
+    """Exercise 2's starter with the TODOs numbered in ``solved`` filled in as the reference solution does."""
+    code = exercise_code(1)
+    for n, (todo, done) in enumerate(((EX2_TODO_1, EX2_SOLVED_1), (EX2_TODO_2, EX2_SOLVED_2),
+                                      (EX2_TODO_3, EX2_SOLVED_3)), start=1):
+        assert code.count(todo) == 1
+        if n in solved:
+            code = code.replace(todo, done)
+    return code
+
+
+def test_exercise_2_starter_runs_and_fails_exactly_its_own_checks():
+    starter = exercise_code(1)
+    assert starter.count("TODO") == 3 and "import flash_attention" not in starter
+    flash = define(starter, "flash_attention")  # the cell runs at build time: it must not raise
+    o, lse = flash([[1.0]], [[0.0], [1.0]], [[1.0], [3.0]], 1, 1)
+    assert len(o) == 1 and len(lse) == 1
+    results, failed, crashed = run_checks(flash_attention=flash)
+    assert crashed == [] and "not run" not in results  # wrong answers, not exceptions
+    assert failed == EX2_CHECKS  # exercise 1's checks pass against the reference meanwhile
+
+
+def test_exercise_2_reference_solution_passes_every_check_and_agrees_with_the_reference():
+    solution = solution_code(1)
+    assert "TODO" not in solution
+    flash = define(solution, "flash_attention")
+    results, failed, crashed = run_checks(flash_attention=flash)
+    assert (failed, crashed) == ([], []) and set(results) == {"passed"}
+    q, k, v = ([[math.sin(3 * i + c) for c in range(3)] for i in range(n)] for n in (6, 9, 9))
+    for causal in (False, True):
+        for bq, bk in ((1, 1), (2, 4), (4, 2), (6, 9), (7, 10)):
+            mine, theirs = flash(q, k, v, bq, bk, causal=causal), ref.flash_attention(q, k, v, bq, bk, causal=causal)
+            assert mine == theirs
+
+
+def test_exercise_2_solution_is_the_starter_with_the_todos_filled_in():
+    filled = [line for line in code_lines(ex2_with(1, 2, 3)) if "TODO" not in line and not line.lstrip().startswith("#")]
+    solution = code_lines(solution_code(1))
+    assert filled[: len(solution)] == solution
+    assert all("_try" in line for line in filled[len(solution):])  # the cell's last lines try it once
+
+
+def test_exercise_2_each_todo_has_checks_of_its_own():
+    # TODO 3 alone (divide at the end, guard the empty row): right whenever the max never grows after
+    # a row's first visible tile, i.e. with one tile, and for the row that sees no key.
+    _, failed, crashed = run_checks(flash_attention=define(ex2_with(3), "flash_attention"))
+    assert crashed == []
+    assert failed == ["Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys", "Causal, more queries"]
+    # alpha computed but not applied changes nothing.
+    _, failed_13, _ = run_checks(flash_attention=define(ex2_with(1, 3), "flash_attention"))
+    assert failed_13 == failed
+    # Rescaling without the final division: the outputs stay unnormalized, L stays 0.
+    _, failed, crashed = run_checks(flash_attention=define(ex2_with(1, 2), "flash_attention"))
+    assert crashed == [] and failed == EX2_CHECKS
+
+
+def test_exercise_2_expected_values_are_those_of_attention_and_the_exact_logsumexp():
+    """The literals in the checks come from the full-matrix reference, not from flash_attention itself."""
+    q = [[1.0, 0.5], [-0.5, 1.5], [0.0, -1.0], [2.0, 1.0], [-1.0, -1.5]]
+    k = [[0.5, 1.0], [1.0, -1.0], [-2.0, 0.5], [0.0, 2.0], [1.5, 0.5], [-1.0, -1.0], [2.0, 0.0]]
+    v = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 2.0], [0.5, -0.5], [2.0, 1.0], [0.0, -2.0]]
+    assert f"# Ragged tiles: 2 x 3 tiles, neither divides 5 or 7\n{rounded(ref.attention(q, k, v))}\n" in TEXT
+    scores = [[sum(a * b for a, b in zip(qi, kj)) / math.sqrt(2) for kj in k] for qi in q]
+    assert f"# Logsumexp: L = m + log l, each row's exact logsumexp\n{[round(ref.logsumexp(r), 6) for r in scores]}\n" in TEXT
+    causal = ref.attention(q[:2], k[:5], v[:5], causal=True)
+    assert f"\n({rounded(causal)}, [1.752755, 2.737758])\n" in TEXT
+    extreme = ref.attention([[1.0], [-1.0]], [[-1000.0], [1000.0], [999.0], [1000.0]], [[1.0], [2.0], [3.0], [5.0]], scale=1.0)
+    assert f"\n({rounded(extreme)}, [{round(ref.logsumexp([-1000.0, 1000.0, 999.0, 1000.0]), 6)}, 1000.0])\n" in TEXT
+
+
+def rounded(o):
+    return [[round(x, 6) for x in row] for row in o]
+
+
+def test_the_tile_picture_follows_the_learners_code():
+    (code,) = [code for tags, code in code_cells(TEXT) if "auto-rerun" in tags]
+    assert "FlashTiles(flash_attention," in code
+    for source, wrong in ((solution_code(1), []), (exercise_code(1), [0, 1, 2, 3, 4])):
+        namespace: dict = {"flash_attention": define(source, "flash_attention")}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code.rsplit("\n", 2)[0] + "\npicture = " + code.rstrip().rsplit("\n", 1)[1], "<picture>", "exec"), namespace)
+        picture = namespace["picture"]
+        assert [i for i, ok in enumerate(picture.rows_ok) if not ok] == wrong
+        # 5 x 7 scores in 2 x 3 tiles, causal with N_k - N_q = 2: query blocks 0 and 1 never reach key 6.
+        assert picture.ran == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
+        assert picture.skipped == [(0, 2), (1, 2)]
+        svg = picture._repr_svg_()
+        assert svg.count("\u2717 wrong") == len(wrong) and svg.count("\u2713 right") == 5 - len(wrong)

@@ -24,6 +24,7 @@ import pytest
 
 import labs.paged_attention as pa
 from labs.checks import doctest_blocks, run_blocks
+from tests.pages import reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
@@ -41,11 +42,21 @@ TRANSLATIONS = [  # the checks the translation TODO owns
 FAULTS = [  # the checks the page-fault TODO owns
     "Page fault past the end", "Page fault below zero", "Page fault in the last block",
 ]
-ALL_CHECKS = [
+ALL_CHECKS = [  # exercise 1's checks (translate)
     "First block", "End of the first block", "Second block", "End of the second block", "Third block",
     "Last token", "Page fault past the end", "Page fault below zero", "Partly filled block",
     "Page fault in the last block",
 ]
+HASHES = ["Hash of the block's tokens", "Hash chained over the prefix"]  # exercise 2, the prefix hash TODO
+COPIES = [  # the copy-on-write TODO
+    "Copy on write", "New block for the writer", "Old block's reference dropped", "No copy for the last owner",
+    "No copy when not shared", "Each sequence reads its own tokens", "Slots after copy-on-write",
+]
+CACHE = [  # the prefix cache TODO
+    "Prefix cache hit", "Hit adds a reference", "Partly filled block not cached",
+    "Same tokens at another position miss", "Shared system prompt",
+]
+SHARING_CHECKS = HASHES + COPIES + CACHE
 
 
 def only(pattern: re.Pattern) -> str:
@@ -54,8 +65,9 @@ def only(pattern: re.Pattern) -> str:
     return found[0]
 
 
-STARTER = only(EXERCISE)
+STARTER, STARTER_2 = EXERCISE.findall(TEXT)
 SOLUTION_CODE = only(SOLUTION)
+SOLUTION_2 = reference_solution(TEXT, 1)
 
 
 def check_name(example: doctest.Example) -> str:
@@ -65,10 +77,11 @@ def check_name(example: doctest.Example) -> str:
     return first.split("#", 1)[1].split(":", 1)[0].strip()
 
 
-def run_checks(names: dict) -> tuple[list[str], list[str], int]:
+def run_checks(names: dict, checks=tuple(ALL_CHECKS)) -> tuple[list[str], list[str], int]:
     """Run the page's checks with the page's own engine (labs.checks) against ``names``:
-    (failed checks, checks that raised unexpectedly, checks run)."""
-    results = [r for r in run_blocks(doctest_blocks(TEXT), names) if not r.check.setup]
+    (failed checks, checks that raised unexpectedly, checks run), among ``checks``
+    (default: exercise 1's)."""
+    results = [r for r in run_blocks(doctest_blocks(TEXT), names) if not r.check.setup and r.check.name in checks]
     failed = [r.check.name for r in results if r.status != "passed"]
     raised = [r.check.name for r in results if r.status == "error"]
     return failed, raised, sum(r.status != "not run" for r in results)
@@ -92,8 +105,10 @@ def is_fault_check(node: ast.stmt) -> bool:
     return isinstance(node, ast.If) and any(isinstance(n, ast.Raise) for n in ast.walk(node))
 
 
-def test_the_page_has_one_exercise_and_its_solution():
-    assert STARTER.count("# TODO") == 2
+def test_the_page_has_two_exercises_and_their_solutions():
+    assert STARTER.count("# TODO") == 2 and STARTER_2.count("# TODO") == 3
+    assert "from labs.paged_attention import BlockAllocator" in STARTER_2
+    assert "TODO" not in SOLUTION_2 and ">>>" not in SOLUTION_2 + STARTER_2
     assert "from labs.paged_attention import PageFault" in STARTER
     assert "from labs.paged_attention import PageFault" in SOLUTION_CODE
     assert ">>>" not in SOLUTION_CODE and ">>>" not in STARTER
@@ -103,7 +118,8 @@ def test_the_page_has_one_exercise_and_its_solution():
 
 def test_every_check_is_named_once():
     test = doctest.DocTestParser().get_doctest(TEXT, {}, PAGE.name, str(PAGE), 0)
-    assert [check_name(ex) for ex in test.examples] == ALL_CHECKS
+    names = [check_name(ex) for ex in test.examples if ex.want or ex.exc_msg]
+    assert names == ALL_CHECKS + SHARING_CHECKS
     assert sorted(TRANSLATIONS + FAULTS) == sorted(ALL_CHECKS)
 
 
@@ -117,8 +133,9 @@ def test_checks_agree_with_the_reference_block_table():
 
 def test_reference_binding_passes_every_check():
     names = checks_use(PAGE)  # labs.paged_attention:translate, as CI binds it
-    assert set(names) == {"translate"}
+    assert set(names) == {"translate", "CachingBlockManager", "block_hash"}
     assert run_checks(names) == ([], [], len(ALL_CHECKS))
+    assert run_checks(names, SHARING_CHECKS) == ([], [], len(SHARING_CHECKS))
 
 
 def test_reference_solution_passes_every_check():
@@ -165,3 +182,87 @@ def test_solution_faults_with_the_reference_class(t):
     translate = define(SOLUTION_CODE)["translate"]
     with pytest.raises(pa.PageFault, match=str(t)):
         translate([7, 1, 3], 48, 16, t)
+
+
+# ----------------------------------------------------------------- exercise 2: sharing blocks
+
+def define_sharing(code: str) -> dict:
+    """Run exercise 2's cell as the page would; return the two names its checks take."""
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, "<cell>", "exec"), namespace)
+    return {"CachingBlockManager": namespace["CachingBlockManager"], "block_hash": namespace["block_hash"]}
+
+
+def definitions(code: str) -> tuple[ast.Module, dict[str, ast.FunctionDef]]:
+    """The cell's module and its functions, methods as ``Class.method``."""
+    module, found = ast.parse(code), {}
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            found.update({f"{node.name}.{f.name}": f for f in node.body if isinstance(f, ast.FunctionDef)})
+    return module, found
+
+
+def with_starter(name: str) -> str:
+    """The reference solution with one of the three TODO bodies put back as the starter has it."""
+    module, solved = definitions(SOLUTION_2)
+    solved[name].body = definitions(STARTER_2)[1][name].body
+    return ast.unparse(module)
+
+
+def test_the_starter_and_the_solution_give_the_same_manager_apart_from_the_todos():
+    """Everything outside the three TODO bodies is the same code in both."""
+    _, starter = definitions(STARTER_2)
+    _, solved = definitions(SOLUTION_2)
+    todo = {"block_hash", "CachingBlockManager.add_sequence", "CachingBlockManager.append_token"}
+    assert set(starter) == set(solved)
+    for name in set(solved) - todo:
+        assert ast.dump(starter[name]) == ast.dump(solved[name]), name
+
+
+def test_reference_solution_2_passes_every_sharing_check():
+    assert run_checks(define_sharing(SOLUTION_2), SHARING_CHECKS) == ([], [], len(SHARING_CHECKS))
+
+
+def test_starter_2_runs_and_fails_every_sharing_check():
+    failed, raised, attempted = run_checks(define_sharing(STARTER_2), SHARING_CHECKS)
+    assert attempted == len(SHARING_CHECKS)
+    assert failed == SHARING_CHECKS and raised == []
+
+
+@pytest.mark.parametrize("todo, owns", [
+    ("CachingBlockManager.append_token", COPIES),
+    ("CachingBlockManager.add_sequence", CACHE),
+    ("block_hash", HASHES + CACHE),  # the cache keys blocks by the learner's hash
+])
+def test_each_todo_left_open_fails_exactly_its_checks(todo, owns):
+    failed, raised, _ = run_checks(define_sharing(with_starter(todo)), SHARING_CHECKS)
+    assert failed == owns and raised == []
+
+
+def test_the_reference_manager_agrees_with_the_solution_on_a_longer_run():
+    """Forks, appends and prompts at random: the labs reference and the page's solution hold the same state."""
+    import random
+
+    import labs.block_sharing as sharing
+
+    rng = random.Random(0)
+    ours = define_sharing(SOLUTION_2)["CachingBlockManager"](400, 4)
+    ref = sharing.CachingBlockManager(400, 4)
+    system = [7, 7, 8, 8, 9]
+    for step in range(120):
+        live = list(ref.tables)
+        action = rng.random()
+        if not live or action < 0.15:
+            prompt = system[:rng.randint(0, 5)] + [rng.randint(0, 3) for _ in range(rng.randint(1, 9))]
+            assert ours.add_sequence(step, prompt) == ref.add_sequence(step, prompt)
+        elif action < 0.3:
+            parent = rng.choice(live)
+            assert ours.fork(parent, step) == ref.fork(parent, step)
+        else:
+            seq = rng.choice(live)
+            assert ours.append_token(seq, step) == ref.append_token(seq, step)
+        assert ours.tables == ref.tables and ours.pool == ref.pool
+        assert [ours.allocator.ref_count(b) for b in range(400)] == [ref.allocator.ref_count(b) for b in range(400)]

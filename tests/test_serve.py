@@ -450,3 +450,23 @@ def test_an_idle_connection_waits_longer_than_a_stalled_request(site):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_brotli_copy_beside_the_file_is_sent_where_br_is_accepted_and_only_while_fresh(site):
+    import os
+
+    base, root = site
+    wasm = root / "_static/pyodide/pyodide.asm.wasm"
+    copy = wasm.with_name(wasm.name + ".br")
+    copy.write_bytes(b"brotli bytes")  # the server sends the copy as it is: it never decodes it
+    response = get(base + "/_static/pyodide/pyodide.asm.wasm", **{"Accept-Encoding": "gzip, deflate, br, zstd"})
+    assert response.headers["Content-Encoding"] == "br" and response.read() == b"brotli bytes"
+    assert response.headers["Content-Type"] == "application/wasm" and response.headers["Vary"] == "Accept-Encoding"
+    assert response.headers["Cache-Control"] == "public, max-age=86400"  # the file's policy, not the copy's
+    for accept in ("gzip", "gzip, br;q=0"):
+        assert get(base + "/_static/pyodide/pyodide.asm.wasm", **{"Accept-Encoding": accept}).headers["Content-Encoding"] == "gzip"
+    # A file rebuilt after its copy was made is never answered with the old copy.
+    stat = wasm.stat()
+    os.utime(copy, (stat.st_atime, stat.st_mtime - 10))
+    response = get(base + "/_static/pyodide/pyodide.asm.wasm", **{"Accept-Encoding": "gzip, br"})
+    assert response.headers["Content-Encoding"] == "gzip" and gzip.decompress(response.read()) == wasm.read_bytes()

@@ -292,3 +292,23 @@ def test_hints_are_not_in_the_pages_text_but_in_its_checks(site_dir):
     reused = next(c for c in config["checks"] if c["name"] == "Reused node")
     assert len(reused["hints"]) == 2 and "gradient arrives twice" in reused["hints"][0]
     assert all(c["hints"] for c in config["checks"] if not c["setup"])  # every check of the lab has hints
+
+
+def test_brotli_copies_beside_the_runtime_decode_to_the_files_and_are_smaller_than_gzip(site_dir):
+    import gzip
+    import subprocess
+
+    from pyodide_cells.precompress import compressible, is_fresh
+
+    files = compressible(site_dir)
+    assert files and all(is_fresh(path) for path in files), [str(p) for p in files if not is_fresh(p)]
+    assert not list(site_dir.rglob("*.map.br"))
+    wasm = site_dir / "_static" / "pyodide" / "pyodide.asm.wasm"
+    # Python's standard library has no Brotli decoder: Node's zlib, which wrote it, reads it back.
+    decoded = subprocess.run(
+        ["node", "-e", "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
+         f"{wasm}.br"], capture_output=True, check=True,
+    ).stdout
+    assert decoded == wasm.read_bytes()
+    gzipped = len(gzip.compress(wasm.read_bytes(), compresslevel=6))
+    assert wasm.with_name(wasm.name + ".br").stat().st_size < 0.85 * gzipped

@@ -480,7 +480,15 @@ def attention(q, k, v, causal: bool = False, scale=None) -> list[list[float]]:
     return out
 
 
-def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, scale=None):
+def _check_block_sizes(block_q, block_k):
+    for name, b in (("block_q", block_q), ("block_k", block_k)):
+        if isinstance(b, bool) or not isinstance(b, int):
+            raise TypeError(f"{name} = {b!r} is a {type(b).__name__}; expected an int >= 1")
+        if b < 1:
+            raise ValueError(f"{name} = {b}; expected an int >= 1")
+
+
+def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, scale=None, trace=None):
     """Tiled attention forward pass with online softmax (FlashAttention).
 
     Rows are taken block_q at a time, keys block_k at a time; only one
@@ -496,13 +504,16 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             j <= i + N_k - N_q (FlashAttention >= 2.1). Tiles entirely masked
             are skipped.
         scale: score multiplier; default 1 / sqrt(d).
+        trace: optional list; after each tile that runs, ``(r0, c0, m)`` is
+            appended: the tile's first query row and first key, and the running
+            max of the block's query rows after it (``labs.flash_tiles`` draws it).
 
     Returns:
         (O, L): O (N_q, d_v) output; L (N_q,) logsumexp of each row's scaled,
         masked scores. A row with every key masked has O = zeros, L = -inf.
 
     Raises:
-        TypeError: non-int block sizes, plus everything ``attention`` raises.
+        TypeError: non-int block sizes, a trace that is not a list, plus everything ``attention`` raises.
         ValueError: block sizes < 1, plus everything ``attention`` raises.
 
     Source: Dao et al. (2022), Algorithm 1; Dao (2023), FlashAttention-2, Algorithm 1.
@@ -512,11 +523,9 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
     >>> o[0], L[0]
     ([1.0, 0.0], 0.7071067811865475)
     """
-    for name, b in (("block_q", block_q), ("block_k", block_k)):
-        if isinstance(b, bool) or not isinstance(b, int):
-            raise TypeError(f"{name} = {b!r} is a {type(b).__name__}; expected an int >= 1")
-        if b < 1:
-            raise ValueError(f"{name} = {b}; expected an int >= 1")
+    _check_block_sizes(block_q, block_k)
+    if trace is not None and not isinstance(trace, list):
+        raise TypeError(f"trace = {trace!r}; expected a list to append to, or None")
     q, k, v, scale = _check_inputs(q, k, v, causal, scale)
     n_q, n_k, d_v = len(q), len(k), len(v[0])
     offset = n_k - n_q  # bottom-right alignment: query i sees keys j <= i + offset
@@ -542,6 +551,8 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
                 acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))
                           for c, a in enumerate(acc[t])]
                 m[t] = m_new
+            if trace is not None:
+                trace.append((r0, c0, list(m)))
         for t, i in enumerate(rows):
             if l[t] == 0.0:  # every key masked
                 out.append([0.0] * d_v)
@@ -556,6 +567,82 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             out.append(row)
             lse.append(m[t] + math.log(l[t]))
     return out, lse
+
+
+def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, causal: bool = False, scale=None):
+    """Gradients of attention by recomputation, tile by tile (FlashAttention-2's backward pass).
+
+    The forward pass keeps only O and the logsumexp L of each row. Here each
+    tile's probabilities are recomputed from Q, K and L, P_ij = exp(s_ij - L_i),
+    so no N_q x N_k matrix lives between the passes. With D_i = rowsum(dO ∘ O)_i:
+    dV_j += P_ij dO_i, dP_ij = dO_i . V_j, dS_ij = P_ij (dP_ij - D_i),
+    dQ_i += scale dS_ij K_j, dK_j += scale dS_ij Q_i. Key blocks form the
+    outer loop, as in the paper (each owns its dK, dV); query blocks the inner one.
+
+    Args:
+        q: (N_q, d), k: (N_k, d), v: (N_k, d_v): the forward pass's inputs.
+        o: (N_q, d_v) the forward's output; lse: (N_q,) its logsumexp L (-inf
+            for a query that sees no key), as ``flash_attention`` returns them.
+        d_o: (N_q, d_v) gradient of the loss with respect to O.
+        block_q, block_k, causal, scale: as for ``flash_attention``.
+
+    Returns:
+        (dQ, dK, dV): (N_q, d), (N_k, d), (N_k, d_v), the gradients of the loss
+        with respect to q, k and v. A query that sees no key contributes nothing.
+
+    Raises:
+        TypeError, ValueError: everything ``flash_attention`` raises; o, d_o or
+            lse of the wrong shape; lse NaN or +inf, or -inf for a query that sees keys.
+        AttentionOverflow: a score overflows float64.
+
+    Source: Dao (2023), FlashAttention-2, section 3.1.2 and Algorithm 2
+    (D = rowsum(dO ∘ O), the recomputation of P from L).
+
+    >>> q, k, v = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [0.0]]
+    >>> o, L = flash_attention(q, k, v, 1, 1, scale=1.0)
+    >>> dq, dk, dv = flash_attention_backward(q, k, v, o, L, [[1.0]], 1, 1, scale=1.0)
+    >>> [round(x, 6) for x in dv[0] + dv[1]], [round(x, 6) for x in dq[0]]
+    ([0.731059, 0.268941], [0.196612, -0.196612])
+    """
+    _check_block_sizes(block_q, block_k)
+    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    n_q, n_k, d, d_v = len(q), len(k), len(k[0]), len(v[0])
+    o, d_o = _as_matrix(o, "o"), _as_matrix(d_o, "d_o")
+    for name, x in (("o", o), ("d_o", d_o)):
+        if len(x) != n_q or (x and len(x[0]) != d_v):
+            raise ValueError(f"{name} is {len(x)} x {len(x[0]) if x else 0}; expected N_q x d_v = {n_q} x {d_v}")
+    lse = _as_logits(lse, "lse")
+    if len(lse) != n_q:
+        raise ValueError(f"lse has {len(lse)} entries; expected one per query, {n_q}")
+    offset = n_k - n_q  # bottom-right causal alignment, as in the forward pass
+    for i, x in enumerate(lse):
+        if x == NEG_INF and (not causal or i + offset >= 0):
+            raise ValueError(f"lse[{i}] is -inf but query {i} sees keys; expected the forward pass's logsumexp")
+    big_d = [sum(a * b for a, b in zip(d_o[i], o[i])) for i in range(n_q)]  # (N_q,) D = rowsum(dO ∘ O)
+    dq = [[0.0] * d for _ in range(n_q)]  # (N_q, d)
+    dk = [[0.0] * d for _ in range(n_k)]  # (N_k, d)
+    dv = [[0.0] * d_v for _ in range(n_k)]  # (N_k, d_v)
+    for c0 in range(0, n_k, block_k):  # key block: its dK, dV stay in fast memory
+        cols = range(c0, min(c0 + block_k, n_k))
+        for r0 in range(0, n_q, block_q):
+            rows = range(r0, min(r0 + block_q, n_q))
+            if causal and c0 > rows[-1] + offset:
+                continue  # every score of this tile is masked: P = 0
+            for i in rows:
+                if lse[i] == NEG_INF:
+                    continue  # a query that sees no key: its output is 0 whatever q, k, v are
+                for j in cols:
+                    if causal and j > i + offset:
+                        continue
+                    p = math.exp(_score(scale, q[i], k[j], i, j) - lse[i])  # P_ij, recomputed, <= 1
+                    dp = sum(a * b for a, b in zip(d_o[i], v[j]))  # dP_ij = dO_i . V_j
+                    ds = p * (dp - big_d[i])  # dS_ij, the softmax's backward
+                    for c in range(d_v):
+                        dv[j][c] += p * d_o[i][c]
+                    for c in range(d):
+                        dq[i][c] += scale * ds * k[j][c]
+                        dk[j][c] += scale * ds * q[i][c]
+    return dq, dk, dv
 
 
 # --------------------------------------------------------------------------- float32 demo

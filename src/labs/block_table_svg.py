@@ -15,6 +15,7 @@ from html import escape
 
 _ids = itertools.count()  # unique ids for <title>/<desc> when a page shows several diagrams
 SHARED = "#d97706"  # amber: contrast >= 3:1 on white and on near-black backgrounds
+WRONG = "#e11d48"  # rose: a reference count that disagrees with the tables; >= 3:1 on both themes
 BW, BH = 64, 30  # block box width, height (px)
 ROW, POOL_ROW = 54, 38  # vertical stride of a sequence row (block + wiring gutter), of a pool block
 LABEL_W, GAP = 96, 110  # width of the sequence-label column, gap before the pool
@@ -63,8 +64,18 @@ class BlockTableDiagram:
     """
 
     def __init__(self, source, num_blocks: int | None = None, block_size: int | None = None,
-                 ref_counts=None, title: str | None = None):
-        if hasattr(source, "allocator") and hasattr(source, "seq_ids"):  # a BlockManager
+                 ref_counts=None, title: str | None = None, cached=None):
+        if hasattr(source, "allocator") and isinstance(getattr(source, "tables", None), dict):
+            # a manager that keeps plain lists (labs.block_sharing's, or the learner's in exercise 2)
+            pool = source.allocator
+            num_blocks = pool.num_blocks if num_blocks is None else num_blocks
+            block_size = pool.block_size if block_size is None else block_size
+            if ref_counts is None:
+                ref_counts = [pool.ref_count(b) for b in range(pool.num_blocks)]
+            if cached is None and isinstance(getattr(source, "cached", None), dict):
+                cached = list(source.cached.values())
+            source = [(s, list(t), source.lengths[s]) for s, t in source.tables.items()]
+        elif hasattr(source, "allocator") and hasattr(source, "seq_ids"):  # a BlockManager
             pool = source.allocator
             num_blocks = pool.num_blocks if num_blocks is None else num_blocks
             block_size = pool.block_size if block_size is None else block_size
@@ -98,6 +109,9 @@ class BlockTableDiagram:
             raise ValueError(f"ref_counts has {len(ref_counts)} entries, expected num_blocks {num_blocks}")
         self.entries, self.num_blocks, self.block_size = entries, num_blocks, block_size
         self.ref_counts = ref_counts
+        self.cached = set(cached or ())
+        # How many tables map each block: a reference count that disagrees is a bug worth showing.
+        self.mapped = [sum(blocks.count(b) for _, blocks, _ in entries) for b in range(num_blocks)]
         self.title = title or f"Block tables: logical blocks mapped to physical blocks (block size {block_size})"
 
     def description(self) -> str:
@@ -111,6 +125,12 @@ class BlockTableDiagram:
         shared = [f"P{b} (×{c})" for b, c in enumerate(self.ref_counts) if c >= 2]
         if shared:
             parts.append("Shared blocks: " + ", ".join(shared) + ".")
+        if self.cached:
+            parts.append("In the prefix cache: " + ", ".join(f"P{b}" for b in sorted(self.cached)) + ".")
+        wrong = [f"P{b} has reference count {c} but {m} table(s) map it"
+                 for b, (c, m) in enumerate(zip(self.ref_counts, self.mapped)) if c != m]
+        if wrong:
+            parts.append("Reference counts disagree: " + "; ".join(wrong) + ".")
         free = sum(1 for c in self.ref_counts if c == 0)
         parts.append(f"{free} of {self.num_blocks} physical blocks free.")
         return " ".join(parts)
@@ -123,7 +143,13 @@ class BlockTableDiagram:
         pool_x = x0 + max(widest, 1) * (BW + 8) + GAP
         body_h = max(len(self.entries) * ROW, self.num_blocks * POOL_ROW)
         fan_x = x0 + max(widest, 1) * (BW + 8) + 6  # where the lines leave the rows
-        width, height = max(pool_x + 180, 600), top + body_h + 34
+        wrong = any(c != m for c, m in zip(self.ref_counts, self.mapped))
+        legend = ["shaded = filled slots · dashed = free block · ×n = shared by n sequences (copy-on-write on append)"]
+        if self.cached or wrong:
+            legend.append(" · ".join(["cached = full block in the prefix cache"] * bool(self.cached)
+                                     + ["count ≠ mapped: the reference count disagrees with the tables"] * wrong))
+        width = max(pool_x + (250 if wrong else 180), 600)
+        height = top + body_h + 20 + 14 * len(legend)
         fill = [0] * self.num_blocks  # tokens held by each physical block
         for _, blocks, n in self.entries:
             for j, b in enumerate(blocks):
@@ -164,15 +190,20 @@ class BlockTableDiagram:
             out.append(f'<rect x="{pool_x}" y="{y}" width="{BW}" height="{BH}" rx="3" '
                        f'fill="{SHARED if shared else "none"}" fill-opacity="0.15" stroke="{stroke}" '
                        f'stroke-width="{2 if shared else 1}"{dash}/>')
-            out.append(f'<text x="{pool_x + 4}" y="{y + 12}" font-size="9">P{b}{" free" if count == 0 else ""}</text>')
+            state = " free" if count == 0 else " cached" if b in self.cached else ""
+            out.append(f'<text x="{pool_x + 4}" y="{y + 12}" font-size="9">P{b}{state}</text>')
             out.extend(_slots(pool_x, y, fill[b], bs))
             if shared:
                 out.append(f'<rect x="{pool_x + BW + 6}" y="{y + 6}" width="30" height="18" rx="9" '
                            f'fill="{SHARED}" fill-opacity="0.25" stroke="{SHARED}"/>')
                 out.append(f'<text x="{pool_x + BW + 21}" y="{y + 19}" text-anchor="middle" '
                            f'font-weight="600">×{count}</text>')
-        out.append(f'<text x="8" y="{height - 10}" font-size="10" opacity="0.8">shaded = filled slots · '
-                   f'dashed = free block · ×n = shared by n sequences (copy-on-write on append)</text>')
+            if count != self.mapped[b]:
+                out.append(f'<text x="{pool_x + BW + 42}" y="{y + 19}" fill="{WRONG}" font-weight="600">'
+                           f'count {count}, mapped by {self.mapped[b]}</text>')
+        for i, line in enumerate(legend):
+            y = height - 10 - 14 * (len(legend) - 1 - i)
+            out.append(f'<text x="8" y="{y}" font-size="10" opacity="0.8">{_esc(line)}</text>')
         out.append("</svg>")
         return "\n".join(out)
 

@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 def setup(app: Sphinx) -> dict[str, Any]:
     # Imported here, not with the package: `python -m pyodide_cells.serve` needs
     # the standard library only, not Sphinx.
-    from . import assets, hints, katex_socket, pages, publish, transforms
+    from . import assets, hints, katex_socket, pages, precompress, publish, transforms
 
     app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
@@ -32,6 +32,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     assets.setup(app)
     pages.setup(app)
     publish.setup(app)
+    precompress.setup(app)
     # Every page: equations are on the landing page too, and the sidebar and the
     # landing page's cards show the learner's progress (js/nav.js).
     app.add_css_file("site.css")

@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 # Not kept for offline use: what the pages do not load (sources, source maps,
 # Sphinx's inventory). The sources of the precompiled standard library are
 # kept: a traceback offline shows its lines.
-SKIP_SUFFIXES = (".map", ".inv", ".buildinfo", ".txt")
+SKIP_SUFFIXES = (".map", ".inv", ".buildinfo", ".txt", ".br")  # .br: the server's Brotli copies
 OWN = ("sw.js", "_headers")
 
 

@@ -18,9 +18,10 @@ static host:
   folders are cached for a day; everything else, the pages first, revalidates
   (304 when unchanged). Each revalidation is a round trip that a second visit
   would wait on. Errors (a 404 during a rebuild) are never stored;
-- gzip for text and WebAssembly when the browser accepts it (the 10 MB
-  pyodide.asm.wasm travels as about 3.2 MB); each file is compressed once per
-  modification and kept in memory, up to a bound.
+- Brotli where the browser accepts it and the build wrote a copy beside the
+  file (``precompress.py``: the 10 MB pyodide.asm.wasm travels as about
+  2.3 MB), else gzip for text and WebAssembly (about 3.2 MB), each file
+  compressed once per modification and kept in memory, up to a bound.
 
 :func:`policy` is the one statement of the headers: the server sends it, and
 the build writes it as ``_headers`` for static hosts that read that file
@@ -118,7 +119,8 @@ def headers_file(root: str | Path) -> str:
     caches: dict[str, str] = {}  # url -> Cache-Control, for every file the site serves
     for path in root.rglob("*"):
         url = "/" + path.relative_to(root).as_posix()
-        if path.is_file() and not any(part.startswith(".") for part in url.split("/")):
+        # Brotli copies (precompress.py) are this server's way of sending a file, not files of the site.
+        if path.is_file() and not path.name.endswith(".br") and not any(part.startswith(".") for part in url.split("/")):
             caches[url] = policy(url)["Cache-Control"]
 
     rules: list[tuple[str, str]] = []
@@ -193,15 +195,27 @@ class GzipCache:
 _gzip_cache = GzipCache()
 
 
-def accepts_gzip(header: str) -> bool:
-    """True when an ``Accept-Encoding`` header accepts gzip (``gzip`` or ``*``, with a q above 0).
+def brotli_copy(path: str) -> str | None:
+    """The Brotli copy the build wrote beside ``path`` (``precompress.py``), if it is newer
+    than the file; else None (a file rebuilt since is sent gzipped, never stale)."""
+    copy = path + ".br"
+    try:
+        return copy if os.stat(copy).st_mtime >= os.stat(path).st_mtime else None
+    except OSError:
+        return None
+
+
+def accepts_gzip(header: str, coding: str = "gzip") -> bool:
+    """True when an ``Accept-Encoding`` header accepts ``coding`` (by name or ``*``, with a q above 0).
 
     >>> accepts_gzip("gzip, br"), accepts_gzip("gzip;q=0"), accepts_gzip("nogzip"), accepts_gzip("*;q=0.5")
     (True, False, False, True)
+    >>> accepts_gzip("gzip, deflate, br, zstd", "br"), accepts_gzip("gzip", "br")
+    (True, False)
     """
     for item in header.split(","):
         name, _, params = item.strip().partition(";")
-        if name.strip().lower() not in ("gzip", "*"):
+        if name.strip().lower() not in (coding, "*"):
             continue
         q = 1.0
         for param in params.split(";"):
@@ -321,7 +335,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         elif not os.path.exists(path) and os.path.isfile(path + ".html"):
             path += ".html"  # /micrograd is /micrograd.html, as static hosts and the service worker have it
             self.path = self.path.split("?", 1)[0] + ".html"
-        if not (accepts_gzip(self.headers.get("Accept-Encoding", "")) and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
+        accept = self.headers.get("Accept-Encoding", "")
+        coding = brotli_copy(path) if accepts_gzip(accept, "br") else None
+        if coding is None and not (accepts_gzip(accept) and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
             return super().send_head()
         stat = os.stat(path)
         modified = email.utils.formatdate(stat.st_mtime, usegmt=True)
@@ -329,10 +345,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_response(http.HTTPStatus.NOT_MODIFIED)
             self.end_headers()
             return None
-        body = _gzip_cache.get(path)
+        if coding is not None:
+            with open(coding, "rb") as f:
+                body = f.read()
+        else:
+            body = _gzip_cache.get(path)
         self.send_response(http.HTTPStatus.OK)
         self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Encoding", "gzip" if coding is None else "br")
         self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Last-Modified", modified)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, type_code
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, runs, type_code, wait_runs
 
 pytestmark = pytest.mark.browser
 DEMO = 0  # the runtime page's one cell: Markdown, HTML and Math
@@ -76,3 +76,38 @@ def test_markdown_too_long_to_render_stays_text_and_says_so(page, base_url):
     live = cell(page, DEMO).locator(".cell_output .text_markdown")
     assert live.locator("em").count() == 0
     assert live.inner_text().endswith("… shown as text: Markdown over 50,000 characters is not rendered")
+
+
+def test_a_display_is_redrawn_in_place_while_the_cell_runs_and_clear_output_waits(page, base_url):
+    open_runtime(page, base_url)
+    # Typed as a learner types it (the editor indents the loop's body); the endless loop at the
+    # end proves the updates arrive while Python still runs, and Stop ends it.
+    type_code(page, DEMO, (
+        "from IPython.display import display, HTML\n"
+        "h = display(HTML('<b class=step>step 0</b>'), display_id=True)\n"
+        "for i in range(1, 4):\n"
+        "h.update(HTML(f'<b class=step>step {i}</b>'))\n"
+    ))
+    page.keyboard.press("Backspace")  # out of the loop's body: one indent unit
+    page.keyboard.type("while True:\npass")
+    cell(page, DEMO).locator(".pc-run").click()
+    out = cell(page, DEMO).locator(".cell_output")
+    page.wait_for_function(
+        "i => { const c = document.querySelectorAll('div.cell.pc-live')[i];"
+        " return c.dataset.state === 'running' && c.querySelector('.cell_output b.step')?.textContent === 'step 3'; }",
+        arg=DEMO, timeout=TIMEOUT,
+    )
+    assert out.locator("b.step").count() == 1  # replaced in place, not appended
+    before = runs(page, DEMO)
+    cell(page, DEMO).locator(".pc-run").click()  # the running cell's Run is its Stop
+    wait_runs(page, DEMO, before + 1)
+    assert "KeyboardInterrupt" in out.inner_text() and out.locator("b.step").inner_text() == "step 3"
+
+    # clear_output(wait=True) clears when the next output arrives: only the last line stays.
+    type_code(page, DEMO, (
+        "from IPython.display import clear_output\n"
+        "for i in range(3):\n"
+        "clear_output(wait=True)\n"
+        "print(f'epoch {i}')"
+    ))
+    assert run_and_wait(page, DEMO).strip() == "epoch 2"

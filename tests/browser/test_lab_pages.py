@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, run_and_wait, set_code
+from tests.browser.test_micrograd_page import READY, TIMEOUT, run_and_wait, runs, set_code, wait_runs
 from tests.browser.test_micrograd_page import check as check_by_name
-from tests.pages import code_cells, read_page, reference_solution
+from tests.pages import code_cells, exercise_codes, read_page, reference_solution, reference_solutions
 
 pytestmark = pytest.mark.browser
 
@@ -22,23 +22,104 @@ def check(page):
     return statuses, page.locator(".pc-checks-summary").inner_text()
 
 
-def cell_index(name, tag=None, contains=None):
-    for i, (tags, code) in enumerate(code_cells(read_page(name))):
-        if (tag and tag in tags) or (contains and contains in code):
-            return i
-    raise LookupError(tag or contains)
+def cell_index(name, tag=None, contains=None, n=0):
+    """The index of the page's ``n``-th code cell (from 0) with ``tag`` or containing ``contains``."""
+    found = [i for i, (tags, code) in enumerate(code_cells(read_page(name)))
+             if (tag and tag in tags) or (contains and contains in code)]
+    if len(found) <= n:
+        raise LookupError(tag or contains)
+    return found[n]
 
 
-@pytest.mark.parametrize("name, checks", [("online_softmax", 10), ("paged_attention", 10)])
+def exercise_indexes(name):
+    """The cell index of each of the page's exercises, in page order."""
+    return [i for i, (tags, _) in enumerate(code_cells(read_page(name))) if "exercise" in tags]
+
+
+@pytest.mark.parametrize("name, checks", [("online_softmax", 17), ("paged_attention", 24)])
 def test_starter_fails_and_reference_solution_passes_in_the_page(page, base_url, name, checks):
     open_page(page, base_url, name)
     statuses, summary = check(page)
     assert len(statuses) == checks and {"failed", "error"} & set(statuses)
-    exercise = cell_index(f"{name}.md", tag="exercise")
-    set_code(page, exercise, reference_solution(read_page(f"{name}.md")))
-    run_and_wait(page, exercise)
+    solutions = reference_solutions(read_page(f"{name}.md"))
+    exercises = exercise_indexes(f"{name}.md")
+    assert len(solutions) == len(exercises)
+    for exercise, solution in zip(exercises, solutions):  # every exercise of the page, solved
+        set_code(page, exercise, solution)
+        run_and_wait(page, exercise)
     statuses, summary = check(page)
     assert statuses == ["passed"] * checks and summary == f"{checks} / {checks} passed"
+
+
+def test_exercise_2_starter_fails_its_own_checks_then_the_solution_redraws_the_tiles(page, base_url, artifacts_dir):
+    """Lab 2's second exercise: the starter fails exactly its seven checks (exercise 1 solved), in Pyodide;
+    the solution passes them all, and the tile picture, an auto-rerun cell, turns every row right."""
+    text = read_page("online_softmax.md")
+    open_page(page, base_url, "online_softmax")
+    first, second = (cell_index("online_softmax.md", tag="exercise", n=n) for n in (0, 1))
+    set_code(page, first, reference_solution(text, 0))
+    run_and_wait(page, first)
+    statuses = check_by_name(page)
+    ex2 = ["One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys",
+           "Query that sees no key", "Causal, more queries"]
+    assert [name for name, status in statuses.items() if status != "passed"] == ex2
+    picture = cell_index("online_softmax.md", contains="FlashTiles(flash_attention")
+    out = page.locator("div.cell.pc-live").nth(picture).locator(".cell_output svg").first
+    assert out.locator("text", has_text="wrong").count() == 5  # the build drew the starter's run
+    drawn = runs(page, picture)
+    set_code(page, second, reference_solution(text, 1))
+    run_and_wait(page, second)
+    wait_runs(page, picture, drawn + 1)  # the picture reruns by itself after the exercise cell ran
+    out = page.locator("div.cell.pc-live").nth(picture).locator(".cell_output svg").first
+    assert out.locator("text", has_text="right").count() == 5
+    assert out.locator("text", has_text="wrong").count() == 0
+    assert exercise_codes(text)[1].count("TODO") == 3
+    statuses = check_by_name(page)
+    assert set(statuses.values()) == {"passed"} and len(statuses) == 17
+    out.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir / "online-softmax-tiles.png"))
+def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_learners_manager(page, base_url):
+    """Exercise 2 of Lab 3: the starter's manager shares nothing; solved, its checks pass and the
+    auto-rerun picture shows the system prompt's blocks shared and cached; a hit that adds no
+    reference is flagged in the picture and by its check."""
+    name = "paged_attention.md"
+    from tests.test_paged_attention_page import ALL_CHECKS, SHARING_CHECKS
+
+    open_page(page, base_url, "paged_attention")
+    drawn = cell_index(name, contains="BlockTableDiagram(demo)")
+    picture = page.locator("div.cell.pc-live").nth(drawn).locator(".cell_output")
+    assert "cached" not in picture.locator("svg desc").first.text_content()  # the starter, drawn at build time
+    exercise = exercise_indexes(name)[1]
+    run_and_wait(page, exercise)  # the starter as given: no exception
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] == "passed"] == []
+    assert {statuses[n] for n in ALL_CHECKS} <= {"failed", "error"}  # exercise 1 is open too
+
+    solution = reference_solution(read_page(name), 1)
+    set_code(page, exercise, solution)
+    runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
+    run_and_wait(page, exercise)
+    # The picture's cell runs again by itself after the exercise: wait for that run.
+    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+                           arg=[drawn, runs], timeout=TIMEOUT)
+    desc = picture.locator("svg desc").first.text_content()
+    assert "In the prefix cache: P0, P1." in desc and "P0 (×3)" in desc and "disagree" not in desc
+    assert "×3" in picture.locator("svg").first.text_content()
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] != "passed"] == []
+
+    runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
+    set_code(page, exercise, solution.replace("                    self.allocator.share(block)\n", ""))
+    run_and_wait(page, exercise)
+    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+                           arg=[drawn, runs], timeout=TIMEOUT)
+    desc = picture.locator("svg desc").first.text_content()
+    assert "P0 has reference count 2 but 3 table(s) map it" in desc  # the fork added one, the hit none
+    assert "count 2, mapped by 3" in picture.locator("svg").first.text_content()
+    statuses = check_by_name(page)
+    assert [n for n in SHARING_CHECKS if statuses[n] != "passed"] == ["Hit adds a reference"]
 
 
 def test_the_softmax_trace_redraws_for_the_learners_row(page, base_url):
@@ -71,7 +152,7 @@ def test_checking_the_reference_instead_of_your_code_is_flagged(page, base_url):
     set_code(page, exercise, "from labs.attention import online_softmax")
     run_and_wait(page, exercise)
     statuses, _ = check(page)
-    assert set(statuses) == {"passed"}
+    assert set(statuses[:10]) == {"passed"}  # exercise 1's checks; exercise 2's still see the starter
     warning = page.locator(".pc-checks-warnings").inner_text()
     assert "online_softmax is the reference implementation from labs.attention" in warning
 

@@ -39,3 +39,29 @@ def test_the_4g_profile_throttles_the_workers_fetches(browser, base_url, site_di
     throttled = wheel_fetch_ms(browser, base_url, "4G")
     assert throttled >= 0.9 * floor_ms, f"the wheel took {throttled:.0f} ms; throttled, it cannot take less than {floor_ms:.0f} ms"
     assert wheel_fetch_ms(browser, base_url, "none") < throttled
+
+
+def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javascript_arrives(browser, base_url):
+    """On the 4G profile the stdlib zip and the lock file leave with the WebAssembly, not after
+    pyodide.asm.js has downloaded (loadPyodide would ask for them only then), and only once."""
+    context = browser.new_context(service_workers="block")
+    log = []
+    context.on("requestfinished", lambda r: log.append((r.url.split("?")[0].rsplit("/", 1)[-1], r.timing)))
+    try:
+        page = context.new_page()
+        bench.throttle(context, page, "4G")
+        page.goto(f"{base_url}/micrograd.html")
+        page.wait_for_function(READY, timeout=TIMEOUT)
+    finally:
+        context.close()
+    starts = {}
+    for name, timing in log:
+        starts.setdefault(name, []).append(timing)
+    stdlib = [name for name in starts if name.startswith("python_stdlib")]
+    assert len(stdlib) == 1 and len(starts[stdlib[0]]) == 1, f"one request for the standard library: {stdlib}"
+    assert len(starts["pyodide-lock.json"]) == 1
+    (asm,) = starts["pyodide.asm.js"]
+    asm_arrived = asm["startTime"] + asm["responseEnd"]
+    for name in (stdlib[0], "pyodide-lock.json"):
+        (timing,) = starts[name]
+        assert timing["startTime"] < asm_arrived, f"{name} was asked for only after pyodide.asm.js arrived"

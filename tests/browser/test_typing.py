@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, run_and_wait, runs, set_code, wait_runs
-from tests.pages import code_cells, exercise_count, read_page, reference_solution
+from tests.browser.test_lab_pages import cell_index
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
+from tests.pages import read_page, reference_solutions
 
 pytestmark = pytest.mark.browser
 UNIT = 4  # Python's indentation level (PEP 8)
@@ -121,40 +122,27 @@ def type_as_learner(page, index, code) -> list[tuple[int, str]]:
 # ------------------------------------------------- 1. the three exercises, typed
 
 
-def exercise_cells(name) -> list[int]:
-    """The page's exercise cells' indexes, in page order."""
-    return [i for i, (tags, _) in enumerate(code_cells(read_page(f"{name}.md"))) if "exercise" in tags]
-
-
-@pytest.mark.parametrize(("name", "n"), [(lab, 0) for lab in LABS] + [("micrograd", 1)], ids=lambda v: str(v))
-def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name, n):
+@pytest.mark.parametrize("name", LABS)
+def test_typing_the_reference_solution_with_auto_indent_passes_every_check(page, base_url, name):
     open_page(page, base_url, name)
-    text = read_page(f"{name}.md")
-    # The page's other exercises (micrograd has two) are pasted and run in page order around the
-    # typed one: exercise 2 extends the Value exercise 1 defines, so it runs after it.
-    for other in range(n):
-        set_code(page, exercise_cells(name)[other], reference_solution(text, other))
-        run_and_wait(page, exercise_cells(name)[other])
-    index = exercise_cells(name)[n]
-    solution = reference_solution(text, n)  # micrograd's first is the whole cell
-    empty_editor(page, index)
-    type_as_learner(page, index, solution)
+    # Every exercise of the page, typed; micrograd's first solution is the whole cell.
+    for n, solution in enumerate(reference_solutions(read_page(f"{name}.md"))):
+        index = cell_index(f"{name}.md", tag="exercise", n=n)
+        empty_editor(page, index)
+        type_as_learner(page, index, solution)
 
-    # What the editor holds is the solution, as written (blank lines may keep spaces).
-    shown = lines(page, index)
-    want = solution.rstrip("\n").split("\n")
-    assert [line.rstrip() for line in shown[: len(want)]] == want
-    assert all(not line.strip() for line in shown[len(want) :])
+        # What the editor holds is the solution, as written (blank lines may keep spaces).
+        shown = lines(page, index)
+        want = solution.rstrip("\n").split("\n")
+        assert [line.rstrip() for line in shown[: len(want)]] == want
+        assert all(not line.strip() for line in shown[len(want) :])
 
-    before = runs(page, index)
-    page.keyboard.press("Control+Enter")  # the cursor is still in the editor
-    wait_runs(page, index, before + 1)
-    output = cell(page, index).locator(".cell_output").inner_text()
-    assert cell(page, index).get_attribute("data-state") == "done", output
-    assert "Error" not in output
-    for other in range(n + 1, exercise_count(text)):
-        set_code(page, exercise_cells(name)[other], reference_solution(text, other))
-        run_and_wait(page, exercise_cells(name)[other])
+        before = runs(page, index)
+        page.keyboard.press("Control+Enter")  # the cursor is still in the editor
+        wait_runs(page, index, before + 1)
+        output = cell(page, index).locator(".cell_output").inner_text()
+        assert cell(page, index).get_attribute("data-state") == "done", output
+        assert "Error" not in output
     results = check(page)
     assert results and set(results.values()) == {"passed"}, results
 

@@ -15,15 +15,24 @@ import nbformat
 import pytest
 
 from tests.browser.test_micrograd_page import READY, TIMEOUT, check, editor, set_code
-from tests.pages import read_page, reference_solution
+from tests.pages import read_page, reference_solution, reference_solutions
 
 pytestmark = pytest.mark.browser
 LAB = "paged_attention"
-CHECKS = 10  # the page's named checks
+CHECKS = 24  # the page's named checks (two exercises)
 
 
 def exercise_index(page) -> int:
     return page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].findIndex((c) => c.classList.contains('tag_exercise'))")
+
+
+def paste_every_solution(page):
+    """Paste each exercise's reference solution into its cell, as a learner pastes."""
+    indexes = page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].flatMap((c, i) => c.classList.contains('tag_exercise') ? [i] : [])")
+    solutions = reference_solutions(read_page(f"{LAB}.md"))
+    assert len(indexes) == len(solutions)
+    for index, solution in zip(indexes, solutions):
+        set_code(page, index, solution)
 
 
 def type_at_end(page, index, text):
@@ -59,7 +68,7 @@ def test_downloads_carry_what_the_learner_typed_and_the_checks(page, base_url, t
     starter = subprocess.run([sys.executable, "-I", "-S", "-m", "doctest", name], cwd=tmp_path, capture_output=True, text=True)
     assert starter.returncode == 1 and "***Test Failed***" in starter.stdout  # the TODOs are not done
 
-    set_code(page, index, reference_solution(read_page(f"{LAB}.md")))  # pasted, as a learner pastes
+    paste_every_solution(page)
     name, text = download(page, "Download .py")
     (tmp_path / name).write_text(text)
     solved = subprocess.run([sys.executable, "-I", "-S", "-m", "doctest", "-v", name], cwd=tmp_path, capture_output=True, text=True)
@@ -78,7 +87,7 @@ def test_progress_shows_on_the_lab_the_landing_page_and_the_sidebar(page, base_u
     here = ".sidebar-tree a.current.reference"  # Furo links the page itself as "#"
     assert page.locator(here).inner_text().startswith("Lab 3")
     assert badge(page, here) == ""
-    set_code(page, exercise_index(page), reference_solution(read_page(f"{LAB}.md")))
+    paste_every_solution(page)
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert set(check(page).values()) == {"passed"}
     # The sidebar of this page shows it at once.

@@ -19,13 +19,15 @@ test("every message the worker builds is accepted by the page's check, and malfo
     protocol.stream(1, "stdout", "hi\n"),
     protocol.display(1, "result", { "text/plain": "2" }),
     protocol.display(1, "display", { "text/html": "<b>x</b>" }),
+    protocol.display(1, "display", { "text/plain": "1" }, "loss", true),
+    protocol.clear(1, true),
     protocol.error(1, "ValueError", "bad", "Traceback…"),
     protocol.done(1, "interrupted", 2, null),
     protocol.done(1, "ok", 2, 3, { results: [], warnings: [] }),
     protocol.fatal(1, "Aborted()"),
   ];
   for (const msg of good) assert.deepEqual(protocol.asWorkerMessage(msg), msg);
-  for (const bad of [{ type: "checks", id: 1, results: [] }, { type: "done", id: 1, status: "passed" }, { type: "stream", id: 1, name: "stdin", text: "" }, { type: "start", id: 1 }]) {
+  for (const bad of [{ type: "checks", id: 1, results: [] }, { type: "done", id: 1, status: "passed" }, { type: "stream", id: 1, name: "stdin", text: "" }, { type: "start", id: 1 }, { type: "display", id: 1, data: {}, display_id: 7 }, { type: "clear", id: 1 }]) {
     assert.equal(protocol.asWorkerMessage(bad), null, JSON.stringify(bad));
   }
 });

@@ -333,7 +333,8 @@ export class Cell {
         this.output.clear();
       },
       stream: (name, text) => this.output.appendStream(name, text),
-      bundle: (data, kind) => this.output.appendBundle(data, kind),
+      bundle: (data, kind, displayId, update) => this.output.appendBundle(data, kind, displayId, update),
+      clear: (wait) => this.output.clearOutput(wait),
       error: (msg) => this.output.appendError(msg),
     };
   }

@@ -108,6 +108,7 @@ function main() {
         check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),
         checked: (passed, total) => recordProgress(location.pathname, passed, total),
+        broken: () => cells.filter((cell) => !cell.auto && cell.root.dataset.state === "error").map((cell) => cell.describe()),
       }, readProgress(location.pathname))
     : null;
 

@@ -32,7 +32,9 @@ export class ChecksConsole {
    * @param {HTMLElement} anchor  the page's first doctest block: the console goes before it
    * @param {{blocks: string[], checks: Check[]}} page  from the page's config (pages.py)
    * @param {{check: (blocks: string[], sink: import("./scheduler.js").Sink) => Run, stop: () => void,
-   *   checked: (passed: number, total: number) => void}} actions
+   *   checked: (passed: number, total: number) => void, broken?: () => string[]}} actions
+   *   `broken`: the cells whose latest run raised (how the page names them): the checks then ran
+   *   against what those cells defined before, if anything, and the console says so
    * @param {import("./progress.js").Progress | null} last  what the checks found the last time they ran here
    */
   constructor(anchor, page, actions, last = null) {
@@ -46,7 +48,38 @@ export class ChecksConsole {
     this.items = new Map();
     /** @type {Map<HTMLElement, number>} how many hints each check's line can show */
     this.hintCounts = new Map();
+    /** @type {SectionBar[]} a bar by each later section of checks (a second exercise's) */
+    this.bars = [];
     this.build(anchor);
+    this.buildSectionBars();
+  }
+
+  /**
+   * The page's doctest blocks are read in page order (pages.py), so the k-th
+   * block in the page is block k. Checks in a section other than the console's
+   * (a second exercise's) get a bar before that section's first block: its own
+   * Check my code, its own count, and a link up to the console.
+   */
+  buildSectionBars() {
+    const blocks = [...document.querySelectorAll("div.doctest-block")];
+    if (blocks.length !== this.page.blocks.length) return; // not the page the config was built from
+    /** @type {Map<Element, {title: string, first: Element, keys: Set<string>}>} */
+    const sections = new Map();
+    for (const c of this.page.checks) {
+      if (c.setup) continue;
+      const section = sectionOf(blocks[c.block]);
+      if (!section || section === sectionOf(this.root)) continue;
+      const entry = sections.get(section) || { title: headingOf(section), first: blocks[c.block], keys: new Set() };
+      entry.keys.add(key(c));
+      sections.set(section, entry);
+    }
+    if (!sections.size) return;
+    this.root.id ||= "assertion-console";
+    for (const { title, first, keys } of sections.values()) {
+      const bar = new SectionBar(title, keys, this.root.id, () => (this.run ? this.actions.stop() : this.check()));
+      first.before(bar.root);
+      this.bars.push(bar);
+    }
   }
 
   /** @param {HTMLElement} anchor */
@@ -79,6 +112,7 @@ export class ChecksConsole {
       this.hintCounts.set(item, (c.hints || []).length);
     });
     this.setupErrors = el("div", { class: "pc-checks-setup", role: "alert" });
+    this.parts = el("p", { class: "pc-checks-parts" }); // per section, when a later section has checks of its own
     this.warnings = el("div", { class: "pc-checks-warnings", role: "alert" });
     this.root = el(
       "section",
@@ -87,6 +121,7 @@ export class ChecksConsole {
         el("strong", { text: "Assertion console" }),
         this.summary,
         this.button),
+      this.parts,
       this.warnings,
       this.setupErrors,
       this.list,
@@ -133,13 +168,18 @@ export class ChecksConsole {
     this.summary.textContent = "Running your cells, then the checks…";
     for (const item of this.items.values()) this.setItem(item, "running", "");
     this.setBusy(true);
+    for (const bar of this.bars) bar.running();
     await run.ended;
     this.run = null;
     this.setBusy(false);
     this.runs += 1;
     if (run.state === "done" && run.answer?.results) {
-      this.warnings.replaceChildren(...(run.answer.warnings || []).map((w) => el("p", { text: `⚠ ${w}` })));
-      this.show(/** @type {CheckResult[]} */ (/** @type {unknown} */ (run.answer.results)));
+      const broken = this.actions.broken?.() || [];
+      this.warnings.replaceChildren(
+        ...broken.map((cell) => el("p", { text: `⚠ Your ${cell} raised an error when it ran: the checks ran against what was defined before it, if anything. Fix it, then check again.` })),
+        ...(run.answer.warnings || []).map((w) => el("p", { text: `⚠ ${w}` })),
+      );
+      this.show(/** @type {CheckResult[]} */ (/** @type {unknown} */ (run.answer.results)), broken.length > 0);
     } else {
       for (const item of this.items.values()) this.setItem(item, "pending", "");
       const why = {
@@ -149,6 +189,7 @@ export class ChecksConsole {
       }[run.state] || "The checks did not run.";
       this.summary.textContent = why;
       this.root.dataset.state = run.state === "error" ? "error" : "stopped";
+      for (const bar of this.bars) bar.stopped(why);
     }
     this.root.dataset.runs = String(this.runs);
     return run;
@@ -161,15 +202,14 @@ export class ChecksConsole {
   codeChanged() {
     if (this.run || !this.runs || this.root.dataset.stale === "true") return;
     this.root.dataset.stale = "true";
-    this.summary.textContent += " · before your last change: press Check my code again";
+    for (const summary of [this.summary, ...this.bars.map((bar) => bar.summary)]) {
+      summary.textContent += " · before your last change: press Check my code again";
+    }
   }
 
   /** @param {boolean} busy */
   setBusy(busy) {
-    this.button.textContent = busy ? "■ Stop" : "Check my code";
-    this.button.title = busy ? "Stop the checks (and the cells they wait for)" : "Run your cells, then the page's checks";
-    this.button.classList.toggle("pc-stop", busy);
-    this.button.setAttribute("aria-busy", busy ? "true" : "false");
+    for (const button of [this.button, ...this.bars.map((bar) => bar.button)]) setCheckButton(button, busy);
   }
 
   /** @param {HTMLElement} item @param {keyof typeof ICON} status @param {string} detail */
@@ -188,17 +228,22 @@ export class ChecksConsole {
     /** @type {HTMLElement} */ (item.querySelector(".pc-check-detail")).textContent = detail;
   }
 
-  /** @param {CheckResult[]} results */
-  show(results) {
+  /** @param {CheckResult[]} results @param {boolean} [broken]  a cell's latest run raised: not a pass, whatever the count */
+  show(results, broken = false) {
     const setupFailures = results.filter((r) => r.setup && r.status === "error");
     this.setupErrors.replaceChildren(
       ...setupFailures.map((r) => el("p", {}, "Set-up line ", el("code", { text: r.source }), " failed: ", el("code", { text: r.got }))),
     );
     let passed = 0;
+    /** @type {Set<string>} */
+    const passing = new Set();
     for (const r of results) {
       const item = this.items.get(key(r));
       if (!item || r.setup) continue;
-      if (r.status === "passed") passed += 1;
+      if (r.status === "passed") {
+        passed += 1;
+        passing.add(key(r));
+      }
       const detail = {
         passed: "",
         failed: `expected ${brief(r.expected)}, got ${brief(r.got) || "(nothing)"}`,
@@ -207,8 +252,81 @@ export class ChecksConsole {
       }[r.status];
       this.setItem(item, r.status, detail);
     }
-    this.summary.textContent = `${passed} / ${this.items.size} passed`;
+    const parts = this.bars.map((bar) => bar.show(passing));
+    if (parts.length) {
+      const own = this.items.size - this.bars.reduce((n, bar) => n + bar.keys.size, 0);
+      const ownPassed = passed - this.bars.reduce((n, bar) => n + [...bar.keys].filter((k) => passing.has(k)).length, 0);
+      this.parts.textContent = `Of these: ${[`${headingOf(sectionOf(this.root) || this.root)}: ${ownPassed} / ${own}`, ...parts].join(" · ")}`;
+    }
+    this.summary.textContent = `${passed} / ${this.items.size} passed${broken ? " · a cell raised an error: see above" : ""}`;
     this.actions.checked(passed, this.items.size);
-    this.root.dataset.state = passed === this.items.size && !setupFailures.length ? "passed" : "failed";
+    this.root.dataset.state = passed === this.items.size && !setupFailures.length && !broken ? "passed" : "failed";
+  }
+}
+
+/** The Check my code button, or Stop while the checks wait or run. @param {HTMLButtonElement} button @param {boolean} busy */
+function setCheckButton(button, busy) {
+  button.textContent = busy ? "■ Stop" : "Check my code";
+  button.title = busy ? "Stop the checks (and the cells they wait for)" : "Run your cells, then the page's checks";
+  button.classList.toggle("pc-stop", busy);
+  button.setAttribute("aria-busy", busy ? "true" : "false");
+}
+
+/** The section (h2 level, or the nearest) an element is in. @param {Element | undefined} node */
+function sectionOf(node) {
+  let section = node?.closest("section") || null;
+  while (section?.parentElement?.closest("section") && !section.querySelector(":scope > h2")) {
+    section = section.parentElement.closest("section");
+  }
+  return section;
+}
+
+/** A section's heading as text, without its permalink. @param {Element} section */
+function headingOf(section) {
+  const heading = section.querySelector(":scope > h1, :scope > h2, :scope > h3");
+  if (!heading) return "this section";
+  const copy = /** @type {HTMLElement} */ (heading.cloneNode(true));
+  copy.querySelectorAll(".headerlink").forEach((link) => link.remove());
+  return (copy.textContent || "").trim();
+}
+
+/** A later section's own Check my code and count (a second exercise's checks), linked to the console. */
+class SectionBar {
+  /**
+   * @param {string} title  the section's heading
+   * @param {Set<string>} keys  its checks (block:line)
+   * @param {string} consoleId  where all the results are
+   * @param {() => void} onclick  check, or stop while the checks run
+   */
+  constructor(title, keys, consoleId, onclick) {
+    this.keys = keys;
+    this.title = title;
+    this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick }));
+    this.summary = el("span", { class: "pc-checks-bar-summary", text: `${keys.size} checks here · not run yet` });
+    this.summary.setAttribute("aria-live", "polite");
+    this.root = el("div", { class: "pc-checks-bar", "data-state": "pending", role: "group", "aria-label": `Checks of “${title}”` },
+      el("div", { class: "pc-checks-head" },
+        this.summary,
+        this.button,
+        el("a", { href: `#${consoleId}`, class: "pc-checks-link", text: "each check, with hints, in the assertion console ↑" })));
+  }
+
+  running() {
+    this.root.dataset.state = "running";
+    this.summary.textContent = "Running your cells, then the checks…";
+  }
+
+  /** @param {string} why */
+  stopped(why) {
+    this.root.dataset.state = "stopped";
+    this.summary.textContent = why;
+  }
+
+  /** Count this section's passing checks; returns the part of the console's summary it makes. @param {Set<string>} passing */
+  show(passing) {
+    const passed = [...this.keys].filter((k) => passing.has(k)).length;
+    this.summary.textContent = `${passed} / ${this.keys.size} of these checks passed`;
+    this.root.dataset.state = passed === this.keys.size ? "passed" : "failed";
+    return `${this.title}: ${passed} / ${this.keys.size}`;
   }
 }

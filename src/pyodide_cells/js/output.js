@@ -27,6 +27,7 @@ export class OutputArea {
     this.richChars = 0;
     /** @type {HTMLElement | null} */
     this.cutNote = null;
+    this.pendingClear = false; // clear_output(wait=True): clear when the next output arrives
   }
 
   /** A run starts: the old output goes. */
@@ -49,6 +50,7 @@ export class OutputArea {
 
   /** @param {"stdout" | "stderr"} name @param {string} text */
   appendStream(name, text) {
+    this.clearIfAsked();
     // Past LIMITS.outputChars a run's streams are cut: the write that crosses
     // the limit shows up to it, and the note counts every character left out.
     // Counted as shown: a progress bar that rewrites its line adds little.
@@ -96,25 +98,65 @@ export class OutputArea {
     }
   }
 
-  /** @param {import("./protocol.js").MimeBundle} data @param {"display" | "result"} kind */
-  appendBundle(data, kind) {
+  /**
+   * @param {import("./protocol.js").MimeBundle} data
+   * @param {"display" | "result"} kind
+   * @param {string} [displayId]  an output that can be replaced (IPython's display_id)
+   * @param {boolean} [update]  replace the outputs shown with `displayId`, wherever they are on the page
+   */
+  appendBundle(data, kind, displayId, update = false) {
+    if (update && displayId !== undefined) return this.updateBundle(data, kind, displayId);
+    this.clearIfAsked();
     this.stream = null;
-    const box = el("div", { class: `output pc-${kind}` });
+    const box = this.bundleBox(data, kind, 0);
+    if (displayId !== undefined) box.dataset.displayId = displayId;
     this.element.append(box);
-    // Rich output cannot be cut: past the run's budget, its text form shows.
+  }
+
+  /** A display's new content in place of its old, in every cell that shows it (an id not shown: nothing, as Jupyter). */
+  updateBundle(/** @type {import("./protocol.js").MimeBundle} */ data, /** @type {"display" | "result"} */ kind, /** @type {string} */ displayId) {
+    for (const old of document.querySelectorAll(".cell_output .output[data-display-id]")) {
+      if (!(old instanceof HTMLElement) || old.dataset.displayId !== displayId) continue;
+      const box = this.bundleBox(data, kind, shownChars.get(old) ?? 0);
+      box.dataset.displayId = displayId;
+      old.replaceWith(box);
+    }
+  }
+
+  /**
+   * A box showing `data`. Rich output cannot be cut: past the run's budget, its text form shows.
+   * `replacing`: the rich characters of the output this one replaces (an update counts only what it adds).
+   * @param {import("./protocol.js").MimeBundle} data @param {"display" | "result"} kind @param {number} replacing
+   */
+  bundleBox(data, kind, replacing) {
+    const box = el("div", { class: `output pc-${kind}` });
     const rich = Object.entries(data).filter(([mime]) => mime !== "text/plain");
     const size = rich.reduce((sum, [, value]) => sum + String(value).length, 0);
-    this.richChars += size;
+    this.richChars += size - replacing;
     if (size && this.richChars > LIMITS.richCharsPerRun) {
+      this.richChars -= size;
       const note = `\n… ${size.toLocaleString()} characters of rich output not shown: this run's outputs passed ${LIMITS.richCharsPerRun.toLocaleString()}`;
       renderBundle(box, { "text/plain": String(data["text/plain"] || "").slice(0, LIMITS.outputChars) + note });
-      return;
+      return box;
     }
+    shownChars.set(box, size);
     renderBundle(box, data);
+    return box;
+  }
+
+  /** The run asked to clear its output (IPython's clear_output): now, or with `wait` when its next output arrives. */
+  clearOutput(/** @type {boolean} */ wait) {
+    if (wait) this.pendingClear = true;
+    else this.clear();
+  }
+
+  clearIfAsked() {
+    if (this.pendingClear) this.clear();
   }
 
   /** A traceback, or a note standing for one (Stop's restart). @param {{traceback?: string, ename?: string, evalue?: string}} msg */
   appendError(msg) {
+    this.clearIfAsked();
     this.stream = null;
     let text = msg.traceback || `${msg.ename}: ${msg.evalue}`;
     if (text.length > LIMITS.outputChars) {
@@ -125,6 +167,9 @@ export class OutputArea {
     this.scrolled(pre, false);
   }
 }
+
+/** The rich characters each shown output holds, so that replacing it counts only the difference. @type {WeakMap<Element, number>} */
+const shownChars = new WeakMap();
 
 /** @param {HTMLElement} box @param {import("./protocol.js").MimeBundle} data */
 function renderBundle(box, data) {

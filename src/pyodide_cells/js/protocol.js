@@ -82,7 +82,11 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
  *   `restored`: the interpreter came from this browser's start-up snapshot.
  * @typedef {{type: "stream", id: number, name: "stdout" | "stderr", text: string}} StreamMessage
  * @typedef {{[mime: string]: string}} MimeBundle
- * @typedef {{type: "display" | "result", id: number, data: MimeBundle}} DisplayMessage
+ * @typedef {{type: "display" | "result", id: number, data: MimeBundle, display_id?: string, update?: boolean}} DisplayMessage
+ *   With `display_id` the output can be replaced: `update` replaces every output shown with that id (in any cell),
+ *   as Jupyter's update_display_data; an id not shown is ignored.
+ * @typedef {{type: "clear", id: number, wait: boolean}} ClearMessage
+ *   Clear the running cell's output (IPython's clear_output); `wait`: when its next output arrives.
  * @typedef {{type: "error", id: number, ename: string, evalue: string, traceback: string}} ErrorMessage
  * @typedef {{name: string, description: string, source: string, expected: string, setup: boolean,
  *   block: number, line: number, status: "passed" | "failed" | "error" | "not run", got: string,
@@ -94,7 +98,7 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
  * @typedef {{type: "fatal", id: number, message: string}} FatalMessage
  *   Request `id` broke the interpreter, which cannot be used again (a stack overflow inside it, an abort):
  *   it ends that request in place of `done`, and the page starts a new worker.
- * @typedef {StatusMessage | StreamMessage | DisplayMessage | ErrorMessage | DoneMessage | FatalMessage} WorkerMessage
+ * @typedef {StatusMessage | StreamMessage | DisplayMessage | ClearMessage | ErrorMessage | DoneMessage | FatalMessage} WorkerMessage
  */
 
 /** @returns {StatusMessage} */
@@ -112,12 +116,18 @@ export const stream = (/** @type {number} */ id, /** @type {"stdout" | "stderr"}
   name,
   text,
 });
-/** @returns {DisplayMessage} */
-export const display = (/** @type {number} */ id, /** @type {"display" | "result"} */ kind, /** @type {MimeBundle} */ data) => ({
-  type: kind,
-  id,
-  data,
-});
+/**
+ * @param {number} id
+ * @param {"display" | "result"} kind
+ * @param {MimeBundle} data
+ * @param {string} [displayId]  an output that can be replaced later
+ * @param {boolean} [update]  replace the outputs shown with `displayId`
+ * @returns {DisplayMessage}
+ */
+export const display = (id, kind, data, displayId, update = false) =>
+  displayId === undefined ? { type: kind, id, data } : { type: kind, id, data, display_id: displayId, update };
+/** @returns {ClearMessage} */
+export const clear = (/** @type {number} */ id, /** @type {boolean} */ wait) => ({ type: "clear", id, wait });
 /** @returns {ErrorMessage} */
 export const error = (/** @type {number} */ id, /** @type {string} */ ename, /** @type {string} */ evalue, /** @type {string} */ traceback) => ({
   type: "error",
@@ -146,7 +156,7 @@ export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
 export const fatal = (/** @type {number} */ id, /** @type {string} */ message) => ({ type: "fatal", id, message });
 
 const REQUEST_TYPES = new Set(["run", "check", "reset"]);
-const WORKER_TYPES = new Set(["status", "stream", "display", "result", "error", "done", "fatal"]);
+const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", "error", "done", "fatal"]);
 
 /**
  * The message if it is a well-formed request, else null (the worker ignores anything else).
@@ -173,7 +183,11 @@ export function asWorkerMessage(data) {
   if (!Number.isInteger(msg.id)) return null;
   if (msg.type === "fatal") return typeof msg.message === "string" ? msg : null;
   if (msg.type === "stream") return typeof msg.text === "string" && (msg.name === "stdout" || msg.name === "stderr") ? msg : null;
-  if (msg.type === "display" || msg.type === "result") return msg.data && typeof msg.data === "object" ? msg : null;
+  if (msg.type === "display" || msg.type === "result") {
+    if (!msg.data || typeof msg.data !== "object") return null;
+    return msg.display_id === undefined || typeof msg.display_id === "string" ? msg : null;
+  }
+  if (msg.type === "clear") return typeof msg.wait === "boolean" ? msg : null;
   if (msg.type === "done") return ["ok", "error", "interrupted"].includes(msg.status) ? msg : null;
   return msg;
 }

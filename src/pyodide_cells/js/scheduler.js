@@ -27,7 +27,8 @@ import * as protocol from "./protocol.js";
  * @typedef {object} Sink  Where a run's output goes (a cell's output area, a collector, the console).
  * @property {() => void} [start]  the run was sent to Python: clear the old output
  * @property {(name: "stdout" | "stderr", text: string) => void} [stream]
- * @property {(data: protocol.MimeBundle, kind: "display" | "result") => void} [bundle]
+ * @property {(data: protocol.MimeBundle, kind: "display" | "result", displayId?: string, update?: boolean) => void} [bundle]
+ * @property {(wait: boolean) => void} [clear]  the run asked to clear its output (IPython's clear_output)
  * @property {(msg: protocol.ErrorMessage | {traceback: string}) => void} [error]
  *
  * @typedef {object} Run
@@ -325,7 +326,8 @@ export class Scheduler {
     if (!running || msg.id !== running.id) return; // a run that was already given up (Stop's restart)
     const sink = running.sink;
     if (msg.type === "stream") sink.stream?.(msg.name, msg.text);
-    else if (msg.type === "display" || msg.type === "result") sink.bundle?.(msg.data, msg.type);
+    else if (msg.type === "display" || msg.type === "result") sink.bundle?.(msg.data, msg.type, msg.display_id, msg.update);
+    else if (msg.type === "clear") sink.clear?.(msg.wait);
     else if (msg.type === "error") sink.error?.(msg);
     else if (msg.type === "done") {
       running.answer = msg;

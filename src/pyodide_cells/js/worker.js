@@ -101,6 +101,29 @@ async function startPyodide(opening) {
   return { pyodide: await loadPyodide({ ...options, _makeSnapshot: snapshots.available }), restored: false };
 }
 
+// Request the files loadPyodide fetches itself (the standard library and the
+// package lock file) now, beside the WebAssembly, rather than after
+// pyodide.asm.js has downloaded and run: on a slow network that is a second or
+// more in which they did not travel. loadPyodide's own request for each gets
+// this response, once; later requests go to the network as usual.
+/** @param {string[]} urls */
+function fetchEarly(urls) {
+  const realFetch = self.fetch;
+  /** @type {Map<string, Promise<Response>>} */
+  const early = new Map(urls.map((url) => {
+    const response = realFetch(url);
+    response.catch(() => {}); // a failure reaches loadPyodide, which reports it
+    return [new URL(url, self.location.href).href, response];
+  }));
+  self.fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+    const response = early.get(url);
+    if (!response) return realFetch(input, init);
+    early.delete(url);
+    return response;
+  };
+}
+
 // Compile the interpreter's WebAssembly while pyodide.asm.js downloads and runs
 // (about 0.3 s of JavaScript), instead of after it as loadPyodide does: Pyodide
 // 0.26 has no option for this, so its one call to instantiateStreaming is
@@ -166,6 +189,7 @@ async function boot() {
     return r.text();
   });
   runnerSource.catch(() => {}); // as the wheel
+  fetchEarly([STDLIB_URL || PYODIDE_URL + "python_stdlib.zip", PYODIDE_URL + "pyodide-lock.json"]); // before compileEarly wraps fetch
   const wasmFailed = compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
   wasmFailed.catch(() => {}); // raced below
   importScripts(PYODIDE_URL + "pyodide.js");
@@ -249,7 +273,8 @@ function emit(kind, payload) {
   const msg = JSON.parse(payload);
   if (kind === "stream") return bufferStream(msg.name, msg.text);
   flushStreams();
-  if (kind === "display" || kind === "result") post(protocol.display(currentId, kind, msg.data));
+  if (kind === "display" || kind === "result") post(protocol.display(currentId, kind, msg.data, msg.display_id, msg.update));
+  else if (kind === "clear") post(protocol.clear(currentId, msg.wait));
   else if (kind === "error") post(protocol.error(currentId, msg.ename, msg.evalue, msg.traceback));
 }
 

@@ -167,15 +167,22 @@ def mime_bundle(obj: Any, max_plain_chars: int = 200_000, max_rich_chars: int = 
 _active: CellRunner | None = None  # the runner cells run in: IPython.display.display shows through it
 
 
-def display(*objs: Any) -> None:
+def display(*objs: Any, display_id: str | None = None, update: bool = False) -> None:
     """Show each object below the running cell: what ``IPython.display.display``
-    calls in the browser (``python/ipython/display.py``).
+    calls in the browser (``python/ipython/display.py``). See :meth:`CellRunner.display`.
 
     Raises RuntimeError when no runner has been made.
     """
     if _active is None:
         raise RuntimeError("display() needs a CellRunner: none has been made")
-    _active.display(*objs)
+    _active.display(*objs, display_id=display_id, update=update)
+
+
+def clear_output(wait: bool = False) -> None:
+    """Clear the running cell's output (``IPython.display.clear_output``); see :meth:`CellRunner.clear_output`."""
+    if _active is None:
+        raise RuntimeError("clear_output() needs a CellRunner: none has been made")
+    _active.clear_output(wait)
 
 
 class CellRunner:
@@ -187,7 +194,9 @@ class CellRunner:
         emit: called as ``emit(kind, payload_json)`` with kind one of
             ``"stream"`` (``{"name": "stdout"|"stderr", "text"}``), ``"flush"``
             (``{}``: show what was written now),
-            ``"display"`` (``{"data": {mime: str}}``), ``"result"``
+            ``"display"`` (``{"data": {mime: str}}``, plus ``"display_id"``
+            and ``"update"`` for a display that can be replaced),
+            ``"clear"`` (``{"wait": bool}``), ``"result"``
             (``{"data": ..., "execution_count": n}``) and ``"error"``
             (``{"ename", "evalue", "traceback": str}``).
 
@@ -219,10 +228,24 @@ class CellRunner:
             {"__name__": "__main__", "__builtins__": __builtins__, "display": self.display}
         )
 
-    def display(self, *objs: Any) -> None:
-        """Show each object below the running cell, like IPython's ``display``."""
+    def display(self, *objs: Any, display_id: str | None = None, update: bool = False) -> None:
+        """Show each object below the running cell, like IPython's ``display``.
+
+        With ``display_id`` the output can be replaced later: ``update=True``
+        replaces what every output shown with that id holds (in any cell of the
+        page), as Jupyter's ``update_display_data`` does; an id not shown is
+        ignored, as in Jupyter.
+        """
         for obj in objs:
-            self.emit("display", json.dumps({"data": self._bundle(obj)}))
+            message: dict[str, Any] = {"data": self._bundle(obj)}
+            if display_id is not None:
+                message.update(display_id=display_id, update=update)
+            self.emit("display", json.dumps(message))
+
+    def clear_output(self, wait: bool = False) -> None:
+        """Clear the running cell's output; with ``wait``, only when the next output arrives
+        (so a loop that clears and redraws does not flicker), as IPython's ``clear_output``."""
+        self.emit("clear", json.dumps({"wait": bool(wait)}))
 
     def _bundle(self, obj: Any) -> dict[str, str]:
         return mime_bundle(obj, self.max_plain_chars, self.max_rich_chars)

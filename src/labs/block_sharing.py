@@ -1,0 +1,363 @@
+"""Sharing KV-cache blocks: fork, copy-on-write and prefix caching.
+
+After Kwon et al., "Efficient Memory Management for Large Language Model Serving
+with PagedAttention", SOSP 2023 (vLLM): sequences that start alike map the same
+physical blocks, counted by reference (section 4.4); a sequence about to write
+into a partly filled block that others share first copies it (copy-on-write).
+Prompts that share a prefix find its full blocks in a *prefix cache* keyed by a
+hash of the block's tokens chained over the prefix before it, as vLLM's
+automatic prefix caching does (vLLM design docs, "Automatic Prefix Caching":
+``hash(parent_hash, block tokens)``; only full blocks are cached).
+
+:class:`CachingBlockManager` is the reference for the lab's second exercise;
+:func:`simulate_sharing` counts the blocks sharing saves in the paper's cases
+(section 6.3: parallel sampling and beam search; section 6.4: shared prefix).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from labs.paged_attention import (
+    DEFAULT_BLOCK_SIZE,
+    BlockAllocator,
+    OutOfBlocksError,
+    UnknownSequenceError,
+    _blocks_for,
+    _check_int,
+)
+
+__all__ = ["CachingBlockManager", "SharingSimulation", "block_hash", "describe_workload", "sharing_workload",
+           "simulate_sharing"]
+
+
+def _tokens(name: str, tokens) -> tuple[int, ...]:
+    if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of token ids (ints), got {tokens!r}")
+    tokens = tuple(tokens)
+    for i, t in enumerate(tokens):
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise TypeError(f"{name}[{i}] = {t!r} is not a token id (an int)")
+    return tokens
+
+
+def block_hash(parent_hash, tokens) -> int:
+    """Prefix-cache key of one full block: its tokens and, through ``parent_hash``, every token before them.
+
+    Args:
+        parent_hash: the key of the previous block of the sequence, or None
+            for its first block.
+        tokens: (block_size,) token ids of this block.
+
+    Returns an int (Python's ``hash``: equal inputs give equal keys within one
+    interpreter; values differ between CPython builds, e.g. 64-bit and
+    Pyodide's 32-bit). Chaining makes a block's key depend on the whole
+    prefix, so the same tokens at another position, or after another prefix,
+    get another key. Like vLLM's builtin hash it may collide in principle
+    (vLLM offers SHA-256 for that). Raises TypeError for a non-int token.
+    Source: vLLM design docs, "Automatic Prefix Caching" (hash of the parent
+    hash and the block's token ids); Kwon et al. 2023, section 4.4.
+
+    >>> first = block_hash(None, [1, 2, 3, 4])
+    >>> first == block_hash(None, (1, 2, 3, 4)), block_hash(first, [1, 2, 3, 4]) == first
+    (True, False)
+    """
+    return hash((parent_hash, _tokens("tokens", tokens)))
+
+
+class CachingBlockManager:
+    """Block tables over one pool with fork, copy-on-write and a prefix cache of full prompt blocks.
+
+    Args:
+        num_blocks: pool size, in physical blocks (>= 1).
+        block_size: token slots per block, B (>= 1).
+
+    Attributes:
+        allocator: the BlockAllocator (free list and reference counts).
+        tables: seq_id -> its block table, (num_logical_blocks,) physical ids.
+        lengths: seq_id -> tokens written.
+        cached: block hash -> physical block, for full prompt blocks.
+        pool: (num_blocks * block_size,) the token id in each slot (None if
+            never written); it stands in for the slot's key and value.
+
+    Only prompts go through the cache; vLLM also caches the blocks that
+    generation fills, and keeps freed cached blocks for reuse until evicted.
+    Source: Kwon et al. 2023, sections 4.2-4.4; vLLM's block manager
+    (copy-on-write returns the (src, dst) copies for the cache engine).
+
+    >>> m = CachingBlockManager(num_blocks=8, block_size=4)
+    >>> m.add_sequence("a", [1, 2, 3, 4, 5, 6]), m.fork("a", "b")
+    ([0, 1], [0, 1])
+    >>> m.append_token("b", 70), m.tables["b"], m.read("b")
+    ([(1, 2)], [0, 2], [1, 2, 3, 4, 5, 6, 70])
+    >>> m.add_sequence("c", [1, 2, 3, 4, 9])  # block 0 is a cache hit
+    [0, 3]
+    """
+
+    def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
+        self.allocator = BlockAllocator(num_blocks, block_size)
+        self.block_size = block_size
+        self.tables: dict = {}
+        self.lengths: dict = {}
+        self.cached: dict = {}
+        self._hash_of: dict[int, int] = {}  # physical block -> its key in `cached`, to drop it when freed
+        self.pool: list = [None] * (num_blocks * block_size)  # (num_blocks * B,)
+
+    @property
+    def seq_ids(self) -> list:
+        """Ids of the live sequences, in the order they were added."""
+        return list(self.tables)
+
+    def _table(self, seq_id) -> list[int]:
+        if seq_id not in self.tables:
+            raise UnknownSequenceError(f"unknown sequence {seq_id!r} (never added, or already freed)")
+        return self.tables[seq_id]
+
+    def _new(self, seq_id) -> None:
+        if seq_id in self.tables:
+            raise ValueError(f"sequence {seq_id!r} already exists")
+
+    def slots(self, seq_id) -> list[int]:
+        """Slot of every token of ``seq_id``: (num_tokens,) ``table[t // B] * B + t % B``."""
+        table, bs = self._table(seq_id), self.block_size
+        return [table[t // bs] * bs + t % bs for t in range(self.lengths[seq_id])]
+
+    def read(self, seq_id) -> list:
+        """The tokens of ``seq_id`` read through its block table: (num_tokens,) token ids."""
+        return [self.pool[s] for s in self.slots(seq_id)]
+
+    def copy_block(self, src: int, dst: int) -> None:
+        """Copy every slot of physical block ``src`` into ``dst`` (the copy a copy-on-write needs)."""
+        bs = self.block_size
+        self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
+
+    def add_sequence(self, seq_id, prompt) -> list[int]:
+        """Map a prompt's blocks; return the new block table, (ceil(len(prompt) / B),) physical ids.
+
+        Each full block is looked up in the prefix cache by
+        ``block_hash(parent, tokens)``: a hit shares the cached block (its
+        reference count + 1), a miss allocates one and registers it. A partly
+        filled last block is never cached (the sequence will write into it).
+        Raises ValueError for an existing id, TypeError for a non-int token,
+        OutOfBlocksError (nothing changed) when the pool is short.
+        """
+        self._new(seq_id)
+        prompt, bs = _tokens("prompt", prompt), self.block_size
+        plan, parent = [], None  # (key or None, cached block or None) per logical block
+        for start in range(0, len(prompt), bs):
+            chunk = prompt[start:start + bs]
+            if len(chunk) < bs:  # a partly filled block is never cached
+                plan.append((None, None))
+            else:
+                parent = block_hash(parent, chunk)
+                plan.append((parent, self.cached.get(parent)))
+        misses = sum(block is None for _, block in plan)
+        if misses > self.allocator.num_free:  # check first: a failed add leaves nothing behind
+            raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
+                                   f"({misses} needed, {self.allocator.num_free} free)")
+        table = []
+        for key, block in plan:
+            if block is not None:  # a hit: share it
+                self.allocator.share(block)
+            else:
+                block = self.allocator.allocate()
+                if key is not None:  # a miss on a full block: register it
+                    self.cached[key], self._hash_of[block] = block, key
+            table.append(block)
+        self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
+        for slot, token in zip(self.slots(seq_id), prompt):
+            self.pool[slot] = token
+        return table
+
+    def fork(self, parent, child) -> list[int]:
+        """Make ``child`` share every block of ``parent`` (each reference count + 1); return its table."""
+        source = self._table(parent)
+        self._new(child)
+        for block in source:
+            self.allocator.share(block)
+        self.tables[child], self.lengths[child] = list(source), self.lengths[parent]
+        return self.tables[child]
+
+    def append_token(self, seq_id, token: int) -> list[tuple[int, int]]:
+        """Write one token at the end of ``seq_id``; return the block copies ``[(src, dst)]`` made first.
+
+        A full last block (or none) gets a new block after it. A partly filled
+        last block that other sequences share (reference count >= 2) is
+        copied first: a new block ``dst`` gets ``src``'s slots, ``src`` loses
+        one reference and ``dst`` takes its place in this table
+        (copy-on-write). Raises OutOfBlocksError (nothing changed) when no
+        block is free, TypeError for a non-int token.
+        """
+        table, n, bs = self._table(seq_id), self.lengths[seq_id], self.block_size
+        (token,) = _tokens("token", [token])
+        copies = []
+        if n % bs == 0:  # the last block is full, or there is none
+            table.append(self.allocator.allocate())
+        elif self.allocator.ref_count(table[-1]) > 1:
+            src, dst = table[-1], self.allocator.allocate()
+            self.copy_block(src, dst)
+            self.allocator.free(src)  # the other sequences keep their reference
+            table[-1] = dst
+            copies.append((src, dst))
+        self.pool[table[n // bs] * bs + n % bs] = token
+        self.lengths[seq_id] = n + 1
+        return copies
+
+    def free_sequence(self, seq_id) -> list[int]:
+        """Drop ``seq_id``: one reference fewer on each of its blocks; return those that became free.
+
+        A freed block leaves the prefix cache too (its slots may be reused).
+        """
+        table = self._table(seq_id)
+        del self.tables[seq_id], self.lengths[seq_id]
+        released = [b for b in reversed(table) if self.allocator.free(b) == 0]
+        for block in released:
+            key = self._hash_of.pop(block, None)
+            if key is not None:
+                del self.cached[key]
+        return released
+
+
+@dataclass(frozen=True)
+class SharingSimulation:
+    """Blocks held with and without sharing, summed over decoding steps.
+
+    ``block_steps_*`` add up, at every step, the physical blocks held by all
+    live sequences: the time-average of KV memory in blocks, times the steps.
+    """
+
+    case: str
+    block_size: int
+    num_requests: int
+    width: int
+    block_steps_shared: int
+    block_steps_unshared: int
+
+    @property
+    def saving(self) -> float:
+        """Blocks saved by sharing over blocks without sharing (the paper's Fig. 15 measure)."""
+        return 1.0 - self.block_steps_shared / self.block_steps_unshared
+
+
+def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40),
+                     output_range=(16, 128)) -> list[tuple[int, int]]:
+    """Reproducible (prompt_len, output_len) pairs, uniform in the given inclusive ranges, in tokens.
+
+    Short instruction-style requests; integer draws only, so CPython and
+    Pyodide give the same list. Raises ValueError for an empty range.
+
+    >>> sharing_workload(2, seed=1) == sharing_workload(2, seed=1)
+    True
+    """
+    _check_int("num_requests", num_requests, 1)
+    for name, (low, high) in (("prompt_range", prompt_range), ("output_range", output_range)):
+        if not 1 <= _check_int(f"{name}[0]", low) <= _check_int(f"{name}[1]", high):
+            raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")
+    rng = random.Random(_check_int("seed", seed))
+    return [(rng.randint(*prompt_range), rng.randint(*output_range)) for _ in range(num_requests)]
+
+
+def describe_workload(workload) -> str:
+    """One line on a workload of (prompt_len, output_len) pairs: count, ranges and means, in tokens.
+
+    >>> describe_workload([(8, 20), (10, 40)])
+    '2 requests, prompts 8-10 tokens (mean 9), outputs 20-40 (mean 30)'
+    """
+    pairs = list(workload)
+    if not pairs:
+        raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
+    prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
+    return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
+            f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
+            f"(mean {sum(outputs) / len(outputs):.0f})")
+
+
+def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE,
+                     prefix_len: int = 0, seed: int = 0) -> SharingSimulation:
+    """Count KV blocks held with sharing (a CachingBlockManager) and without, in one of the paper's cases.
+
+    Args:
+        case: ``"parallel"`` (each request's prompt is forked into ``width``
+            samples, each with its own output length drawn around the
+            request's), ``"beam"`` (``width`` beams; at each step every beam
+            continues one of the previous step's beams, chosen at random, and
+            the others are freed, as a beam search's pruning does), or
+            ``"prefix"`` (every prompt starts with the same ``prefix_len``
+            tokens, one sequence per request).
+        workload: (num_requests,) (prompt_len, output_len) pairs, in tokens.
+        width: samples per request (parallel) or beam width (beam), >= 1.
+        block_size: slots per block, B.
+        prefix_len: tokens of the shared prefix ("prefix" only).
+        seed: seed for the random choices (output lengths, beam parents).
+
+    Returns a SharingSimulation. Requests run one after another, each alone
+    in the pool, so ``block_steps`` is the sum over requests of the blocks
+    held at every decoding step. Raises ValueError for an unknown case or a
+    bad size. Source: Kwon et al. 2023, section 6.3 (Fig. 15: 6.1-9.8 %
+    saved in parallel sampling, 37.6-55.2 % in beam search, OPT-13B on
+    Alpaca) and section 6.4 (shared prefix; the paper reports throughput).
+
+    >>> sim = simulate_sharing("parallel", [(32, 8)], width=2, block_size=16)
+    >>> sim.block_steps_shared < sim.block_steps_unshared
+    True
+    """
+    if case not in ("parallel", "beam", "prefix"):
+        raise ValueError(f"unknown case {case!r}: expected 'parallel', 'beam' or 'prefix'")
+    _check_int("width", width, 1)
+    _check_int("block_size", block_size, 1)
+    _check_int("prefix_len", prefix_len, 0)
+    pairs = [(_check_int("prompt_len", p, 1), _check_int("output_len", o, 1)) for p, o in workload]
+    if not pairs:
+        raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
+    rng = random.Random(_check_int("seed", seed))
+    shared = unshared = 0
+    if case == "prefix":  # all requests in one batch: they are alive together
+        prefix = list(range(prefix_len))
+        longest = max(o for _, o in pairs)
+        pool = sum(_blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
+        m = CachingBlockManager(pool, block_size)
+        for i, (p, _) in enumerate(pairs):
+            m.add_sequence(i, prefix + [-1 - i] * p)  # the request's own text after the prefix
+        for step in range(longest):
+            for i, (p, o) in enumerate(pairs):
+                if step < o:
+                    m.append_token(i, step)
+            shared += m.allocator.num_used
+            unshared += sum(_blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
+            for i, (_, o) in enumerate(pairs):
+                if step == o - 1:
+                    m.free_sequence(i)
+        return SharingSimulation(case, block_size, len(pairs), 1, shared, unshared)
+    for p, o in pairs:
+        if case == "parallel":  # each sample stops at its own length
+            outputs = [rng.randint(max(1, o // 2), o + o // 2) for _ in range(width)]
+        else:
+            outputs = [o] * width
+        pool = width * _blocks_for(p + max(outputs), block_size) + width
+        m = CachingBlockManager(pool, block_size)
+        m.add_sequence(0, list(range(p)))
+        for k in range(1, width):
+            m.fork(0, k)
+        live = list(range(width))
+        for step in range(max(outputs)):
+            if case == "beam" and step > 0:  # each new beam continues a random survivor
+                parents = [rng.choice(live) for _ in range(width)]
+                new = [max(live) + 1 + k for k in range(width)]
+                for child, parent in zip(new, parents):
+                    m.fork(parent, child)
+                for old in live:
+                    m.free_sequence(old)
+                live = new
+            for s in live:
+                m.append_token(s, step)
+            shared += m.allocator.num_used
+            unshared += sum(_blocks_for(m.lengths[s], block_size) for s in live)
+            if case == "parallel":
+                for s in list(live):
+                    if step == outputs[s] - 1:
+                        m.free_sequence(s)
+                        live.remove(s)
+        for s in live:
+            m.free_sequence(s)
+    return SharingSimulation(case, block_size, len(pairs), width, shared, unshared)

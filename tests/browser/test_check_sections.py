@@ -1,0 +1,81 @@
+"""A page with two exercises: the second exercise's checks get their own Check my code and count
+beside them, and a cell whose latest run raised never lets the console say everything passed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_lab_pages import cell_index, open_page
+from tests.browser.test_micrograd_page import TIMEOUT, editor, run_and_wait, set_code
+from tests.pages import read_page, reference_solution
+
+pytestmark = pytest.mark.browser
+PAGE = "online_softmax"
+
+
+def press_check(page, button):
+    """Press a Check my code button (the console's or a section's); wait until the checks' run ended."""
+    console = page.locator(".pc-checks")
+    before = int(console.get_attribute("data-runs"))
+    button.click()
+    page.wait_for_function(
+        "n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT
+    )
+
+
+def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
+    text = read_page(f"{PAGE}.md")
+    open_page(page, base_url, PAGE)
+    bar = page.locator(".pc-checks-bar")
+    assert bar.count() == 1  # one later section with checks: exercise 2's
+    # The bar sits in exercise 2's section, before its first check, below the console.
+    heading = bar.evaluate("""b => {
+        let s = b.closest('section');
+        while (!s.querySelector(':scope > h2')) s = s.parentElement.closest('section');
+        return s.querySelector(':scope > h2').textContent.replace('#', '').trim();
+    }""")
+    assert heading.startswith("Exercise 2")
+    assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
+        "c => c.getBoundingClientRect().top")
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "7 checks here · not run yet"
+
+    press_check(page, bar.locator(".pc-run"))  # both exercises as the page gives them
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "0 / 7 of these checks passed"
+    assert bar.get_attribute("data-state") == "failed"
+
+    for n in (0, 1):
+        exercise = cell_index(f"{PAGE}.md", tag="exercise", n=n)
+        set_code(page, exercise, reference_solution(text, n))
+        run_and_wait(page, exercise)
+    press_check(page, bar.locator(".pc-run"))
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "7 / 7 of these checks passed"
+    assert page.locator(".pc-checks-summary").inner_text() == "17 / 17 passed"
+    parts = page.locator(".pc-checks-parts").inner_text()
+    assert parts.startswith("Of these: ") and parts.endswith(f": 10 / 10 · {heading}: 7 / 7")
+    # The link goes up to the console, where each check and its hints are.
+    href = bar.locator("a.pc-checks-link").get_attribute("href")
+    assert href == "#" + page.locator(".pc-checks").get_attribute("id")
+
+
+def test_a_cell_that_raised_is_named_and_the_checks_do_not_pass(page, base_url):
+    text = read_page(f"{PAGE}.md")
+    open_page(page, base_url, PAGE)
+    exercises = [cell_index(f"{PAGE}.md", tag="exercise", n=n) for n in (0, 1)]
+    for n, index in enumerate(exercises):
+        set_code(page, index, reference_solution(text, n))
+        run_and_wait(page, index)
+    console = page.locator(".pc-checks")
+    press_check(page, console.locator(".pc-checks-head .pc-run"))
+    assert console.get_attribute("data-state") == "passed"
+
+    # The learner breaks exercise 2 (a line that does not parse, typed) and checks without running it:
+    # the checks run the edited cell first, it raises, and the old definition is what they test.
+    editor(page, exercises[1]).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("broken = 1 +")
+    press_check(page, console.locator(".pc-checks-head .pc-run"))
+    assert console.get_attribute("data-state") == "failed"
+    assert page.locator(".pc-checks-summary").inner_text() == "17 / 17 passed · a cell raised an error: see above"
+    warning = console.locator(".pc-checks-warnings").inner_text()
+    assert "raised an error when it ran" in warning and "Exercise 2" in warning
