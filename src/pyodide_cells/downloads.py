@@ -277,10 +277,12 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
     if not sources:
         return {}
     filename = f"{name}.py"
+    exercises = "the exercise" if len(sources) == 1 else f"the {len(sources)} exercises"
     about = [
         f"# {title}",
         "",
-        "Your code from the exercise of {page_url}, with the page's checks. Only the exercise is here:",
+        f"Your code from {exercises} of {{page_url}}, in page order, with the page's checks. Only "
+        f"{'the exercise is' if len(sources) == 1 else 'the exercises are'} here:",
         "names your code takes from the page's other cells are not defined in this file.",
         "",
     ]

@@ -42,7 +42,7 @@ const cellAt = (i) => ({ code: `cell ${i}`, sink: {} });
 function setup(options = {}) {
   const transport = fakeTransport(options);
   const timers = fakeTimers();
-  const s = new Scheduler({ transport, cells: 5, auto: options.auto || [], timers });
+  const s = new Scheduler({ transport, cells: 5, auto: options.auto || [], exercises: options.exercises || [], timers });
   return { s, transport, timers };
 }
 
@@ -238,6 +238,19 @@ test("the checks run a cell again when its code changed since it ran (an edit, o
   s.receive(protocol.done(checks.id, "ok", 1, null, { results: [], warnings: [] }));
   s.check(["b"], [], at); // nothing changed since: only the checks
   assert.deepEqual(s.queue.map((r) => r.kind), ["checks"]);
+});
+
+test("after an earlier cell runs again, the checks run the later exercises again (they may build on it)", () => {
+  const { s } = setup({ exercises: [1, 3] });
+  ready(s);
+  let code = "class Value: ...";
+  const at = (i) => ({ code: i === 1 ? code : `cell ${i}`, sink: {} });
+  for (let i = 0; i < 5; i++) s.runCell(i, at);
+  while (s.running) done(s);
+  code = "class Value:  # edited";
+  s.check(["b"], [], at);
+  // Exercise 1 (cell 1) changed: exercise 2 (cell 3), which extends its Value, runs after it; cells 2 and 4 do not.
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [1, 3, "checks"]);
 });
 
 test("a stopped cell that the learner then fixes runs with the checks, even after a restart", () => {

@@ -47,7 +47,8 @@ function main() {
     (message) => scheduler.onWorkerError(message),
   );
   const auto = roots.map((root, i) => (root.classList.contains("tag_auto-rerun") ? i : -1)).filter((i) => i >= 0);
-  const scheduler = new Scheduler({ transport: kernel, cells: roots.length, auto });
+  const exercises = roots.map((root, i) => (root.classList.contains("tag_exercise") ? i : -1)).filter((i) => i >= 0);
+  const scheduler = new Scheduler({ transport: kernel, cells: roots.length, auto, exercises });
   const bar = new StatusBar({ onStop: () => scheduler.stop(), onRunAll: () => runAll(), onRestart: () => scheduler.restart() });
   bar.mount();
 

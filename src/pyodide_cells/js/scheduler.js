@@ -63,12 +63,16 @@ export class Scheduler {
    * @param {Transport} options.transport
    * @param {number} options.cells  how many cells the page has
    * @param {Iterable<number>} [options.auto]  cells that run again after every other cell's run (the live pictures)
+   * @param {Iterable<number>} [options.exercises]  the learner's exercise cells: a later one may build on an
+   *   earlier one's names (micrograd's exercise 2 extends exercise 1's Value), so the checks run it again
+   *   after an earlier cell runs again
    * @param {Timers} [options.timers]
    */
-  constructor({ transport, cells, auto = [], timers = globalThis }) {
+  constructor({ transport, cells, auto = [], exercises = [], timers = globalThis }) {
     this.transport = transport;
     this.cellCount = cells;
     this.auto = new Set(auto);
+    this.exercises = new Set(exercises);
     this.timers = timers;
     /** @type {{state: KernelState, message: string, step: number, steps: number, restored: boolean,
      *   note: string, restarts: number}} */
@@ -199,8 +203,9 @@ export class Scheduler {
   check(blocks, names, cellAt, sink = {}) {
     let any = false;
     for (let i = 0; i < this.cellCount; i++) {
-      // The checks test the code shown: a cell edited (or Reset) since it ran runs again.
-      if (!this.auto.has(i) && (this.isFresh(i) || this.changedSinceRun(i, cellAt))) {
+      // The checks test the code shown: a cell edited (or Reset) since it ran runs again, and so
+      // does every later exercise, which may have built on what the earlier cell defined.
+      if (!this.auto.has(i) && (this.isFresh(i) || this.changedSinceRun(i, cellAt) || (any && this.exercises.has(i)))) {
         this.queueCell(i, cellAt);
         any = true;
       }

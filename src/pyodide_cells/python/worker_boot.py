@@ -86,8 +86,18 @@ def import_labs() -> None:
         importlib.import_module(module.name)
 
 
+# Python frames the page's Python may nest. The browser's stack for WebAssembly is far
+# smaller than CPython's, and a recursion that goes through C (a __repr__, __hash__ or
+# __init__ that calls itself, a sort whose __lt__ sorts) uses several times more of it per
+# frame than a plain call: in headless Chromium those overflowed it, which crashes the
+# interpreter and loses the namespace, at a limit of 350 but raised RecursionError at 280.
+# A learner's runaway recursion must be an error they can read, with their names kept.
+RECURSION_LIMIT = 250
+
+
 def boot(restored: bool, sources_url: str, with_labs: bool) -> None:
     """Make the cell runner importable and import it (plus every labs module when ``with_labs``)."""
+    sys.setrecursionlimit(RECURSION_LIMIT)
     if restored:
         reseed_after_restore()
     elif sources_url:  # a restored interpreter has it already
