@@ -46,6 +46,19 @@ def micrograd_solution() -> str:
     return reference_solution(read_page("micrograd.md"))
 
 
+def exercise_count(text: str) -> int:
+    """How many exercise cells the page has."""
+    return sum("exercise" in tags for tags, _ in code_cells(text))
+
+
+def all_exercises(text: str, solved: bool = True) -> str:
+    """Every exercise of the page, in page order, as one file: the reference solutions, or the starters.
+
+    A later exercise may build on an earlier one's names (micrograd's exercise 2 extends exercise 1's
+    ``Value``), so they run together, in order, as the page runs them.
+    """
+    pick = reference_solution if solved else exercise_code
+    return "\n\n".join(pick(text, n) for n in range(exercise_count(text)))
 def exercise_codes(text: str) -> list[str]:
     """The starter code of every exercise cell of the page, in page order."""
     return [code for tags, code in code_cells(text) if "exercise" in tags]

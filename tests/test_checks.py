@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from labs.checks import doctest_blocks, parse_block, run_blocks
-from tests.pages import DOCS, exercise_codes, read_page, reference_solutions
+from tests.pages import DOCS, all_exercises, read_page
 
 ROOT = Path(__file__).resolve().parent.parent
-LABS = {"micrograd.md": 10, "online_softmax.md": 17, "paged_attention.md": 24}
+LABS = {"micrograd.md": 22, "online_softmax.md": 17, "paged_attention.md": 24}
 
 
 def cli(page: str, solution: Path) -> subprocess.CompletedProcess:
@@ -25,7 +25,7 @@ def cli(page: str, solution: Path) -> subprocess.CompletedProcess:
 
 def solution_file(tmp_path, page, starter=False) -> Path:
     text = read_page(page)
-    code = "\n\n".join(exercise_codes(text) if starter else reference_solutions(text))  # every exercise of the page
+    code = all_exercises(text, solved=not starter)
     path = tmp_path / "main.py"
     path.write_text(code)
     return path
@@ -78,4 +78,4 @@ def test_the_page_lists_the_checks_the_engine_reads(site_dir):
     assert [c["name"] for c in config["checks"]] == [c.name for c in expected]
     assert [c["name"] for c in config["checks"] if not c["setup"]] == [
         c.name for i, text in enumerate(blocks) for c in parse_block(text, i) if not c.setup]
-    assert sum(not c["setup"] for c in config["checks"]) == 10
+    assert sum(not c["setup"] for c in config["checks"]) == LABS["micrograd.md"]

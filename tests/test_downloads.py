@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks, standalone
-from tests.pages import exercise_code, exercise_codes, read_page, reference_solutions
+from tests.pages import all_exercises, exercise_code, exercise_count, read_page, reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["micrograd", "online_softmax", "paged_attention"]
@@ -52,7 +52,8 @@ def files(site_dir, tmp_path_factory) -> dict[tuple[str, str, str], Path]:
     for page in PAGES:
         text = read_page(f"{page}.md")
         download = page_config(site_dir, page)["download"]
-        for which, codes in (("reference", reference_solutions(text)), ("starter", exercise_codes(text))):
+        for which, pick in (("reference", reference_solution), ("starter", exercise_code)):
+            codes = [pick(text, n) for n in range(exercise_count(text))]  # every exercise, in page order
             for fmt in ("py", "ipynb"):
                 jobs.append({"download": download, "format": fmt, "exercises": codes, "url": f"http://127.0.0.1/{page}.html"})
                 keys.append((page, which, fmt))
@@ -82,7 +83,7 @@ def bare_python(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def page_code(page: str, which: str) -> str:
     text = read_page(f"{page}.md")
-    return "\n\n".join(reference_solutions(text) if which == "reference" else exercise_codes(text))
+    return all_exercises(text, solved=which == "reference")
 
 
 def check_names(page: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Lab 1's exercise: the starter fails exactly the checks its TODOs own, the solution passes all."""
+"""Lab 1's exercises: each starter fails exactly the checks its TODOs own, the solutions pass all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 from labs.autograd import Value as ReferenceValue
 from labs.checks import doctest_blocks, run_blocks
 from labs.graph import summary
-from tests.pages import exercise_code, micrograd_solution, read_page
+from tests.pages import exercise_code, micrograd_solution, read_page, reference_solution
 
 GRADIENT_CHECKS = [
     "Output gradient", "tanh backward", "Bias gradient", "Input x1 gradient",
@@ -24,10 +24,22 @@ def run_cell(code: str) -> tuple[dict, str]:
     return namespace, out.getvalue()
 
 
-def page_checks(namespace: dict) -> dict[str, str]:
-    """Run the page's checks with the page's own engine (labs.checks): {check name: status}."""
+# Exercise 2's checks: the operations a network needs, and the network trained on them.
+EXERCISE_2_CHECKS = [
+    "Power rule", "relu gradient", "relu off", "exp gradient", "Negation", "Reversed multiplication",
+    "Subtraction", "Reversed subtraction", "Division", "Reversed division", "Sum of Values", "Trained network",
+]
+
+
+def page_checks(namespace: dict, exercise: int | None = 1) -> dict[str, str]:
+    """Run the page's checks with the page's own engine (labs.checks): {check name: status}.
+
+    ``exercise``: 1 or 2 keeps that exercise's checks, None all of them."""
     results = run_blocks(doctest_blocks(read_page("micrograd.md")), namespace)
-    return {r.check.name: r.status for r in results if not r.check.setup}
+    statuses = {r.check.name: r.status for r in results if not r.check.setup}
+    if exercise is None:
+        return statuses
+    return {name: s for name, s in statuses.items() if (name in EXERCISE_2_CHECKS) == (exercise == 2)}
 
 
 def test_the_starter_holds_the_three_todos_and_runs():
@@ -53,8 +65,9 @@ def test_the_reference_solution_passes_all_ten():
     assert "x1  data = +2.00000000   grad = -1.50000000" in out
 
 
-def test_the_reference_engine_passes_all_ten():
-    assert set(page_checks({"Value": ReferenceValue}).values()) == {"passed"}
+def test_the_reference_engine_passes_all_ten_and_exercise_2s_twelve():
+    assert page_checks({"Value": ReferenceValue}, exercise=None) == dict.fromkeys(
+        [*page_checks({"Value": ReferenceValue}), *EXERCISE_2_CHECKS], "passed")
 
 
 def test_the_solution_matches_the_reference_engine_node_by_node():
@@ -78,3 +91,158 @@ def test_the_solution_is_the_starter_with_only_the_todo_bodies_changed():
     removed = [d[1:].strip() for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
                if d.startswith("-") and not d.startswith("---")]
     assert all(line.startswith(("#", "pass")) for line in removed), removed
+
+
+# ------------------------------------------------------------- exercise 2
+
+def exercise_2(solved: bool) -> str:
+    text = read_page("micrograd.md")
+    return reference_solution(text, 1) if solved else exercise_code(text, 1)
+
+
+def run_both(first: str, second: str) -> tuple[dict, str]:
+    """Exercise 1's code, then exercise 2's, in one namespace, as the page runs them."""
+    namespace, _ = run_cell(first)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        exec(compile(second, "<exercise 2>", "exec"), namespace)
+    return namespace, out.getvalue()
+
+
+def test_exercise_2s_starter_holds_its_todos_runs_and_leaves_the_gradient_0():
+    code = exercise_2(solved=False)
+    assert code.count("# TODO") == 4  # **, relu, exp, and the compositions below them
+    namespace, out = run_both(micrograd_solution(), code)
+    ref = ReferenceValue(0.2)
+    loss = (1 - 3 * ref).relu() + ref**2 / 4 - (-ref).exp()
+    assert out == f"loss = {loss.data:.6f}   dloss/dv = 0.000000\n"
+    assert issubclass(namespace["Value"], namespace["Engine"]) and namespace["Engine"].__mro__ == (namespace["Engine"], object)
+
+
+def test_exercise_2s_starter_fails_the_checks_its_todos_own_and_only_those():
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=False))
+    results = page_checks(namespace, exercise=None)
+    assert len(results) == 22
+    # relu's gradient is 0 where it is off anyway, and sum() needs only the given __radd__.
+    passing = {"relu off", "Sum of Values"}
+    assert sorted(name for name, status in results.items() if status != "passed") == sorted(set(EXERCISE_2_CHECKS) - passing)
+
+
+def test_exercise_2s_solution_passes_all_twenty_two_and_matches_the_reference_engine():
+    namespace, out = run_both(micrograd_solution(), exercise_2(solved=True))
+    assert set(page_checks(namespace, exercise=None).values()) == {"passed"}
+    ref = ReferenceValue(0.2)
+    loss = (1 - 3 * ref).relu() + ref**2 / 4 - (-ref).exp()
+    loss.backward()
+    assert out == f"loss = {loss.data:.6f}   dloss/dv = {ref.grad:.6f}\n"
+
+
+def test_running_exercise_2_again_extends_exercise_1s_class_not_its_own_last_run():
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=True))
+    first = namespace["Value"]
+    exec(compile(exercise_2(solved=True), "<exercise 2>", "exec"), namespace)
+    assert namespace["Value"] is not first and namespace["Value"].__mro__[1] is namespace["Engine"] is first.__mro__[1]
+
+
+def test_exercise_2s_solution_is_the_starter_with_only_the_todos_changed():
+    import difflib
+
+    starter, solution = exercise_2(solved=False).splitlines(), exercise_2(solved=True).splitlines()
+    removed = [d[1:].strip() for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
+               if d.startswith("-") and not d.startswith("---")]
+    assert all(line.startswith(("#", "pass", "return Value(")) for line in removed), removed
+
+
+def page_cell(contains: str) -> str:
+    from tests.pages import code_cells
+
+    (code,) = [code for _, code in code_cells(read_page("micrograd.md")) if contains in code]
+    return code
+
+
+def test_the_timing_cell_runs_exactly_the_trained_network_checks_code():
+    import ast
+    import textwrap
+
+    blocks = doctest_blocks(read_page("micrograd.md"))
+    (block,) = [b for b in blocks if "Trained network" in b]
+    import doctest
+
+    examples = doctest.DocTestParser().get_examples(block)
+    check_code = "".join(ex.source for ex in examples if not ex.want)  # the set-up lines
+    cell = ast.parse(page_cell("def trained_network_check"))
+    function = next(node for node in cell.body if isinstance(node, ast.FunctionDef))
+    body = function.body[1:-1]  # without its docstring and `return accuracy`
+    assert [ast.dump(s) for s in body] == [ast.dump(s) for s in ast.parse(textwrap.dedent(check_code)).body]
+
+
+def run_training(namespace: dict) -> str:
+    import IPython.display
+
+    shown = []
+    out = io.StringIO()
+    original = IPython.display.display
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj)
+
+    def display(obj, display_id=None):
+        shown.append(obj)
+        return Handle()
+
+    IPython.display.display = display
+    try:
+        with redirect_stdout(out):
+            exec(compile(page_cell("class Neuron"), "<network>", "exec"), namespace)
+            exec(compile(page_cell("hinge_loss(model, X, y)"), "<training>", "exec"), namespace)
+    finally:
+        IPython.display.display = original
+    namespace["shown"] = shown
+    return out.getvalue()
+
+
+def test_the_page_trains_a_network_on_the_learners_value_to_95_percent():
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=True))
+    out = run_training(namespace)
+    history = namespace["history"]
+    assert len(history) == 41 and history[-1][2] >= 0.95 and history[-1][1] < history[0][1]
+    assert out.startswith("40 steps in ") and "training accuracy" in out and "Every gradient is 0" not in out
+    # Redrawn every 10 steps: a progress line and a report each time.
+    assert len(namespace["shown"]) == 10 and namespace["shown"][-1].curve.history[-1][0] == 40
+    assert isinstance(namespace["model"].parameters()[0], namespace["Value"])
+
+
+def test_the_starters_training_says_the_gradients_do_not_reach_the_weights():
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=False))
+    out = run_training(namespace)
+    assert "Every gradient is 0: the loss cannot reach the weights yet. Complete exercise 2." in out
+    assert namespace["history"][-1][1] == namespace["history"][0][1]
+
+
+def test_stop_keeps_what_was_trained_and_says_at_which_step():
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=True))
+    exec(compile(page_cell("class Neuron"), "<network>", "exec"), namespace)
+    real, calls = namespace["hinge_loss"], []
+
+    def interrupted_at_step_13(*args, **kwargs):  # as Stop does: KeyboardInterrupt mid-run
+        calls.append(1)
+        if len(calls) == 14:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    cell = page_cell("hinge_loss(model, X, y)").replace("\nX, y = make_moons", "\nhinge_loss = interrupted\nX, y = make_moons")
+    namespace["interrupted"] = interrupted_at_step_13
+    import IPython.display
+
+    original = IPython.display.display
+    IPython.display.display = lambda obj, display_id=None: type("H", (), {"update": lambda self, o: None})()
+    try:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            exec(compile(cell, "<training>", "exec"), namespace)  # no exception: the loop caught it
+    finally:
+        IPython.display.display = original
+    assert out.getvalue() == ("Stopped at step 12 of 40: model and history keep what was trained so far "
+                              "(the picture shows step 10).\n")
+    assert [row[0] for row in namespace["history"]] == list(range(13))

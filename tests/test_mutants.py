@@ -15,7 +15,7 @@ import io
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks
-from tests.pages import micrograd_solution, read_page, reference_solutions
+from tests.pages import all_exercises, read_page
 
 RECURSIVE_TOPO = '''\
         topo, visited = [], set()
@@ -63,6 +63,37 @@ MUTANTS = [
     ("micrograd.md", "a topological sort that recurses",
      [(ITERATIVE_TOPO, RECURSIVE_TOPO)],
      ["Deep chain"], "micrograd issue #90 (recursion depth); pyodide issues #2840, #5959"),
+    # Exercise 2 (micrograd.md): the operations a network needs.
+    ("micrograd.md", "power rule: the gradient x**k instead of k * x**(k - 1)",
+     [("self.grad += k * self.data ** (k - 1) * out.grad", "self.grad += self.data**k * out.grad")],
+     ["Power rule", "Division", "Reversed division"], "the power rule; micrograd engine.py __pow__"),
+    ("micrograd.md", "relu's gradient from its output's value (out.data), not whether the input was > 0",
+     [("self.grad += (self.data > 0) * out.grad", "self.grad += out.data * out.grad")],
+     ["relu gradient"], "micrograd engine.py: (out.data > 0) * out.grad, misread as out.data"),
+    ("micrograd.md", "relu passes the gradient everywhere, also where it is off",
+     [("self.grad += (self.data > 0) * out.grad", "self.grad += out.grad")],
+     ["relu off"], "the ReLU's derivative is 0 for x < 0"),
+    ("micrograd.md", "exp's gradient from the input, not e**x",
+     [("self.grad += e * out.grad", "self.grad += self.data * out.grad")],
+     ["exp gradient"], "d e**x / dx = e**x"),
+    ("micrograd.md", "__rsub__ computes self - other",
+     [("return other + (-self)", "return self - other")],
+     ["Reversed subtraction"], "nn-zero-to-hero issue #4 (__rsub__ sign)"),
+    ("micrograd.md", "__rsub__ without a Value for the number: other - self calls __rsub__ again",
+     [("return other + (-self)", "return other - self")],
+     ["Reversed subtraction", "Trained network"], "RecursionError: int - Value hands back to Value.__rsub__"),
+    ("micrograd.md", "__rtruediv__ inverted: self / other",
+     [("return other * self**-1", "return self * other**-1")],
+     ["Reversed division"], "Python data model: __rtruediv__(self, other) is other / self"),
+    ("micrograd.md", "__sub__ with the operands swapped",
+     [("return self + (-other)", "return other + (-self)")],
+     ["Subtraction"], "a - b = a + (-b)"),
+    ("micrograd.md", "a composition that builds a new leaf: no gradient flows back through /",
+     [("return self * other**-1", "return Value(self.data / (other.data if isinstance(other, Value) else other))")],
+     ["Division", "Trained network"], "the starter's own placeholder, left in"),
+    ("micrograd.md", "__neg__ without a Value: the number's negation, a leaf",
+     [("return self * -1", "return Value(-self.data)")],
+     ["Negation", "Subtraction", "Reversed subtraction"], "micrograd engine.py: __neg__ is self * -1"),
     ("online_softmax.md", "the rescaling factor inverted: exp(m_new - m)",
      [("math.exp(m - m_new)", "math.exp(m_new - m)")],
      ["Rescaling factor"], "Milakov & Gimelshein 2018, d_j = d_{j-1} e^{m_{j-1} - m_j} + ..."),
@@ -146,8 +177,8 @@ MUTANTS = [
 
 
 def solution(page: str) -> str:
-    # Every exercise of the page, in order: the checks of each run against its own.
-    return micrograd_solution() if page == "micrograd.md" else "\n\n".join(reference_solutions(read_page(page)))
+    # Every exercise of the page, in page order (micrograd's exercise 2 extends exercise 1's Value).
+    return all_exercises(read_page(page))
 
 
 def failing_checks(page: str, code: str) -> list[str]:

@@ -97,11 +97,12 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     worker_js = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_bytes()
     config = json.loads(config)
     checks = config.pop("checks")
-    assert len(config.pop("blocks")) == 5 and sum(not c["setup"] for c in checks) == 10  # labs.checks read them
-    download = config.pop("download")  # downloads.py: no support cell, micrograd's exercise imports nothing from labs
+    # labs.checks read them: 5 blocks and 10 checks for exercise 1, 4 blocks and 12 checks for exercise 2
+    assert len(config.pop("blocks")) == 9 and sum(not c["setup"] for c in checks) == 22
+    download = config.pop("download")  # downloads.py: no support cell, micrograd's exercises import nothing from labs
     assert download["name"] == "micrograd"
     assert [(p["kind"], p.get("only")) for p in download["parts"]] == [
-        ("markdown", "py"), ("markdown", "ipynb"), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
+        ("markdown", "py"), ("markdown", "ipynb"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
         ("code", "ipynb")]
     assert config == {
         "page": "micrograd",
@@ -237,7 +238,7 @@ def test_the_labs_wheel_holds_labs_only(site_dir):
 def test_doctest_blocks_render_without_the_trailing_blank_line(site_dir):
     html = (site_dir / "micrograd.html").read_text()
     blocks = re.findall(r'<div class="doctest-block[^"]*"><div class="highlight"><pre>(.*?)</pre>', html, re.S)
-    assert len(blocks) == 5
+    assert len(blocks) == 9  # exercise 1's 5, exercise 2's 4
     assert all(not b.endswith("\n\n") for b in blocks)
 
 

@@ -10,12 +10,30 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from labs.autograd import build_neuron
-from tests.pages import micrograd_solution
+from labs.checks import doctest_blocks, run_blocks
+from tests.pages import exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser
 READY = "document.documentElement.dataset.pyodideState === 'ready'"
 TIMEOUT = 90_000
 EXERCISE, GRAPH = 0, 1  # the page's cells, in order
+
+
+def passing(first: str, second: str | None = None) -> list[str]:
+    """The checks that pass, in page order, when exercise 1's cell holds ``first`` and exercise 2's
+    ``second`` (its starter if None): what CPython's labs.checks finds, for the page to agree with."""
+    import contextlib
+    import io
+
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for code in (first, exercise_code(read_page("micrograd.md"), 1) if second is None else second):
+            exec(compile(code, "<exercise>", "exec"), namespace)
+    results = run_blocks(doctest_blocks(read_page("micrograd.md")), namespace)
+    return [r.check.name for r in results if not r.check.setup and r.status == "passed"]
+
+
+CHECKS = 22  # the page's named checks: 10 of exercise 1, 12 of exercise 2
 
 
 def open_lab(page, base_url, wait_ready=True):
@@ -154,11 +172,11 @@ def test_build_time_outputs_show_before_python_runs(page, base_url):
 
 def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir):
     open_lab(page, base_url)
-    # The starter: the eight checks are pending, then six gradient checks fail.
-    assert page.locator(".pc-check[data-status=pending]").count() == 10
+    # The starters: the checks are pending, then the gradient checks fail.
+    assert page.locator(".pc-check[data-status=pending]").count() == CHECKS
     starter = check(page)
-    assert [name for name, status in starter.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
-    assert page.locator(".pc-checks-summary").inner_text() == "2 / 10 passed"
+    assert [name for name, status in starter.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient", "relu off"]
+    assert page.locator(".pc-checks-summary").inner_text() == f"3 / {CHECKS} passed"
     failed = page.locator(".pc-check[data-status=failed]").first.locator(".pc-check-detail").inner_text()
     assert failed == "expected 1.0, got 0.0"
 
@@ -170,8 +188,16 @@ def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir
     for name in ("o", "n", "b", "x1", "w1", "x2", "w2"):
         node = getattr(ref, name)
         assert f"{name:>2}  data = {node.data:+.8f}   grad = {node.grad:+.8f}" in out
-    assert set(check(page).values()) == {"passed"}
-    assert page.locator(".pc-checks-summary").inner_text() == "10 / 10 passed"
+    # Exercise 1's ten pass. Running exercise 1 again defined Value afresh, without what exercise 2
+    # (run by the first Check) added to it: exercise 2's checks say so, and pass again once it runs.
+    results = check(page)
+    assert [name for name, status in results.items() if status == "passed"] == list(results)[:10]
+    relu_off = page.locator(".pc-check").filter(has_text="relu off").locator(".pc-check-detail").inner_text()
+    assert "Value has no relu: run exercise 2's cell (after exercise 1's)" in relu_off
+    run_and_wait(page, [i for i, c in enumerate(page.locator("div.cell.pc-live").all()) if "tag_exercise" in (c.get_attribute("class") or "")][1])
+    results = check(page)
+    assert [name for name, status in results.items() if status == "passed"] == passing(micrograd_solution())
+    assert page.locator(".pc-checks-summary").inner_text() == f"{len(passing(micrograd_solution()))} / {CHECKS} passed"
     # The graph cell re-ran by itself and now shows the learner's gradients.
     wait_cell(page, GRAPH)
     text = graph_svg_text(page)

@@ -1,0 +1,108 @@
+"""Lab 1's exercise 2 in headless Chromium: the learner's Value trains a network, in Pyodide.
+
+The starter fails the checks its TODOs own and the reference solution passes all of them, as in
+CPython; the page's network trains on the learner's Value to at least 95 %, with its progress line
+and its picture; Stop ends the training at a step and keeps what trained.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from labs.autograd import Value as ReferenceValue
+from tests.browser.test_micrograd_page import (
+    CHECKS, TIMEOUT, cell, check, open_lab, passing, run_and_wait, set_code, start_running, stop_and_read,
+)
+from tests.pages import code_cells, exercise_code, micrograd_solution, read_page, reference_solution
+
+pytestmark = pytest.mark.browser
+TEXT = read_page("micrograd.md")
+CELLS = code_cells(TEXT)
+EXERCISE_1, EXERCISE_2 = [i for i, (tags, _) in enumerate(CELLS) if "exercise" in tags]
+TRAINING = next(i for i, (_, code) in enumerate(CELLS) if "hinge_loss(model, X, y)" in code)
+TIMING = next(i for i, (_, code) in enumerate(CELLS) if "def trained_network_check" in code)
+
+
+def solve_both(page):
+    set_code(page, EXERCISE_1, micrograd_solution())
+    run_and_wait(page, EXERCISE_1)
+    set_code(page, EXERCISE_2, reference_solution(TEXT, 1))
+    return run_and_wait(page, EXERCISE_2)
+
+
+def timed_check(page) -> tuple[dict, float]:
+    """Press Check my code; its results and how long the console took, in seconds (the page's clock)."""
+    page.evaluate("window.__checkStart = performance.now()")
+    results = check(page)
+    return results, page.evaluate("(performance.now() - window.__checkStart) / 1000")
+
+
+def test_exercise_2s_starter_fails_its_checks_and_the_solution_passes_all(page, base_url):
+    open_lab(page, base_url)
+    set_code(page, EXERCISE_1, micrograd_solution())
+    run_and_wait(page, EXERCISE_1)
+    results = check(page)  # exercise 2 as given
+    assert len(results) == CHECKS
+    assert [name for name, status in results.items() if status == "passed"] == passing(micrograd_solution())
+    assert passing(micrograd_solution(), exercise_code(TEXT, 1)) == passing(micrograd_solution())
+
+    set_code(page, EXERCISE_2, reference_solution(TEXT, 1))
+    out = run_and_wait(page, EXERCISE_2)
+    ref = ReferenceValue(0.2)
+    loss = (1 - 3 * ref).relu() + ref**2 / 4 - (-ref).exp()
+    loss.backward()
+    assert f"loss = {loss.data:.6f}   dloss/dv = {ref.grad:.6f}" in out
+    results, seconds = timed_check(page)
+    assert set(results.values()) == {"passed"}, results
+    assert page.locator(".pc-checks-summary").inner_text() == f"{CHECKS} / {CHECKS} passed"
+    # Nothing left to run first: this is the checks alone, the trained network's the slowest.
+    results, seconds = timed_check(page)
+    assert set(results.values()) == {"passed"}
+    print(f"\nthe {CHECKS} checks in the page: {seconds:.1f} s")
+    assert seconds < 15
+
+
+def test_the_network_trains_on_the_learners_value_in_the_page(page, base_url, artifacts_dir):
+    open_lab(page, base_url)
+    solve_both(page)
+    out = run_and_wait(page, TRAINING)
+    assert cell(page, TRAINING).get_attribute("data-state") == "done", out
+    line = re.search(r"^40 steps in ([\d.]+) s \((\d+) ms a step, redraws included\): loss ([\d.]+) -> ([\d.]+), "
+                     r"training accuracy (\d+)%$", out, re.M)
+    assert line, out
+    assert float(line[4]) < float(line[3]) and int(line[5]) >= 95
+    # The progress line and the picture show the last step.
+    assert re.search(r"step 40 of 40: loss [\d.]+, training accuracy \d+%, [\d.]+ s", out), out
+    report = cell(page, TRAINING).locator(".nn-training-report")
+    assert report.count() == 1 and report.locator("p").inner_text().startswith("Trained 40 steps:")
+    assert report.locator("svg.nn-decision-boundary .nn-point").count() == 40
+    print(f"\nthe page's training run in Pyodide: {line[1]} s ({line[2]} ms a step), accuracy {line[5]} %")
+    timing = run_and_wait(page, TIMING)
+    assert "training accuracy 100%" in timing, timing
+    print(timing)
+    cell(page, TRAINING).scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir / "micrograd-exercise-2-trained.png"), full_page=False)
+
+
+def test_stop_ends_the_training_at_a_step_and_keeps_what_trained(page, base_url):
+    open_lab(page, base_url)
+    solve_both(page)
+    run_and_wait(page, TRAINING - 1)  # the network's classes
+    start_running(page, TRAINING, CELLS[TRAINING][1])
+    # Stop once the progress line, redrawn in place while the cell runs, says step 10: mid-run.
+    page.wait_for_function(
+        "i => document.querySelectorAll('div.cell.pc-live')[i].querySelector('.cell_output').innerText.includes('step 10 of 40')",
+        arg=TRAINING, timeout=TIMEOUT,
+    )
+    out = stop_and_read(page, TRAINING, after_ms=0)
+    stopped = re.search(r"Stopped at step (\d+) of 40: model and history keep what was trained so far "
+                        r"\(the picture shows step (\d+)\)\.", out)
+    assert stopped, out
+    assert cell(page, TRAINING).get_attribute("data-state") == "done"  # caught: no traceback
+    assert "KeyboardInterrupt" not in out
+    step, shown = int(stopped[1]), int(stopped[2])
+    assert shown == step // 10 * 10
+    set_code(page, TIMING, "print(len(history), history[-1][0], len(model.parameters()))")
+    assert run_and_wait(page, TIMING).split() == [str(step + 1), str(step), "65"]
