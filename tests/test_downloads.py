@@ -168,6 +168,9 @@ def test_the_script_is_in_the_percent_format_with_the_learners_code(files, page)
     assert cells[0] == "" and text.startswith("# %% [markdown]\n# # Lab ")
     assert exercise_code(read_page(f"{page}.md")).rstrip() in [c.rstrip() for c in cells]
     assert "http://127.0.0.1/" + page + ".html" in cells[1]
+    # Every lab has two exercises now: the header says so, and carries both, in page order.
+    assert "# Your code from the 2 exercises of http://127.0.0.1/" in cells[1]
+    assert exercise_code(read_page(f"{page}.md"), 1).rstrip() in [c.rstrip() for c in cells]
 
 
 @pytest.mark.parametrize("page", PAGES)
