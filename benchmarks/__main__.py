@@ -230,7 +230,7 @@ def typed_visit(browser, url: str, profile: str) -> float:
     throttle(context, page, profile)
     page.goto(url, wait_until="commit")
     exercise = page.locator("div.cell.pc-live.tag_exercise").first
-    exercise.locator(".cell_input").click()
+    exercise.locator(".cell_input").click(timeout=TIMEOUT)
     exercise.locator(".cm-content").wait_for(timeout=TIMEOUT)  # CodeMirror, loaded on the first click
     page.keyboard.press("Control+Home")
     page.keyboard.type('print("typed", 6 * 7)\n')

@@ -10,6 +10,8 @@ typed by hand.
 ...            first_output_ms=300.0, title="demo")
 >>> svg.startswith("<svg") and "a.html" in svg and "first output" in svg
 True
+>>> short_name("/_static/pyodide/pyodide.asm.wasm"), short_name("/_static/267ff0bd372690045ca344a6b62be495e.css")
+('pyodide/pyodide.asm.wasm', '267ff0bd372690…6b62be495e.css')
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def short_name(path: str) -> str:
     if not parts:
         return "/"
     name = parts[-1]
-    return f"{parts[-2]}/{name}" if len(parts) > 1 and parts[-2] in {"pyodide", "pyodide_cells"} else name
+    name = f"{parts[-2]}/{name}" if len(parts) > 1 and parts[-2] in {"pyodide", "pyodide_cells"} else name
+    return name if len(name) <= 32 else f"{name[:14]}…{name[-14:]}"  # a hashed name: its ends say enough
 
 
 def draw(log: list[dict], first_output_ms: float, title: str) -> str:

@@ -78,9 +78,10 @@ def test_targets_table_says_which_targets_each_page_meets(tmp_path, monkeypatch)
 class FakeRequest:
     """What Traffic.finished reads of a Playwright request."""
 
-    def __init__(self, url, status, body, headers, service_worker=None):
+    def __init__(self, url, status, body, headers, service_worker=None, start=1_000.0, end=50.0):
         self.url, self._status, self._sizes = url, status, {"responseBodySize": body, "responseHeadersSize": headers}
         self.service_worker = service_worker  # the worker that made the request, if a service worker did
+        self.timing = {"startTime": start, "responseEnd": end}  # Playwright: ms since the epoch, then ms after it
 
     def response(self):
         return type("Response", (), {"status": self._status})()
@@ -101,3 +102,59 @@ def test_traffic_counts_files_only_when_their_body_crossed_the_wire(tmp_path):
     assert traffic.offline == 5100 and traffic.requests == 3  # the service worker's fetches are counted apart
     assert traffic.wire == 300 + 200 + 180 + 150
     assert traffic.requests == 3 and traffic.from_cache == 2
+    # The waterfall's log: one entry per response the page got, not the service worker's.
+    assert [(e["path"], e["bytes"], e["cached"]) for e in traffic.log] == [
+        ("/a.js", 500, False), ("/b.wasm", 180, True), ("/a.js", 150, True)]
+    assert traffic.log[0]["start"] == 1_000.0 and traffic.log[0]["end"] == 1_050.0
+
+
+def profiles():
+    """Two profiles: on 4G the lab is 1.0x the floor cold, 0.25x second, typed 1.2x."""
+    visit = lambda first, wire, typed=None: {"first_output_ms": first, "wire_bytes": wire,  # noqa: E731
+                                             **({"typed_ms": typed} if typed else {})}
+    log = [{"path": "/x.html", "start_ms": 1.0, "end_ms": 90.0, "bytes": 9000, "cached": False}]
+    floor = {"cold": visit(4000, 5_000_000), "second": visit(3000, 0), "runs": {"cold": [{"first_output_ms": 4000, "log": log}]}}
+    return {
+        "none": {bench.FLOOR: {**floor, "cold": visit(2000, 5_000_000)},
+                 "micrograd lab": {"cold": visit(800, 5_400_000, 1500), "second": visit(500, 0),
+                                   "runs": {"cold": [{"first_output_ms": 800, "log": log}]}}},
+        "4G": {bench.FLOOR: floor,
+               "micrograd lab": {"cold": visit(4000, 5_400_000, 4800), "second": visit(1000, 0),
+                                 "runs": {"cold": [{"first_output_ms": 4000, "log": log}]}}},
+    }
+
+
+def test_the_network_targets_are_judged_per_profile_against_that_profiles_floor(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    bench.write_profile_targets(profiles())
+    rows = read(tmp_path / "profile_targets.csv")
+    assert rows[0] == ["profile", "page", "cold first output", "second visit", "your typed code runs",
+                       "bytes before first output"]
+    # none: 800 / 2000 = 0.40 <= 0.45; 500 / 2000 = 0.25 <= 0.30; 1500 / 2000 = 0.75 <= 0.80; +0.40 MB <= 0.5
+    assert rows[1] == ["none", "micrograd lab", "0.40 × (≤ 0.45) ✓ met", "0.25 × (≤ 0.3) ✓ met",
+                       "0.75 × (≤ 0.8) ✓ met", "floor +0.40 MB (≤ 0.5) ✓ met"]
+    # 4G: 4000 / 4000 = 1.00 > 0.95; 1000 / 4000 = 0.25; 4800 / 4000 = 1.20 > 1.1; bytes not judged on 4G
+    assert rows[2] == ["4G", "micrograd lab", "1.00 × (≤ 0.95) ✗ missed", "0.25 × (≤ 0.3) ✓ met",
+                       "1.20 × (≤ 1.1) ✗ missed", "floor +0.40 MB"]
+
+
+def test_each_profile_gets_a_waterfall_of_the_floor_and_lab_1_from_the_logged_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    bench.write_waterfalls(profiles())
+    html = (tmp_path / "waterfall_4G.html").read_text()
+    assert html.count("<svg") == 2 and "floor (bare Pyodide), cold visit, 4G profile" in html
+    assert "micrograd lab, cold visit, 4G profile" in html and "first output 4.00 s" in html
+    assert (tmp_path / "waterfall_none.html").is_file()
+
+
+def test_the_waterfall_draws_files_in_request_order_with_their_sizes():
+    from benchmarks import waterfall
+
+    log = [{"path": "/_static/pyodide/pyodide.asm.wasm", "start_ms": 400.0, "end_ms": 5000.0, "bytes": 2_268_243, "cached": False},
+           {"path": "/micrograd.html", "start_ms": 2.0, "end_ms": 90.0, "bytes": 30_000, "cached": False},
+           {"path": "/_static/site.css", "start_ms": 110.0, "end_ms": 111.0, "bytes": 300, "cached": True}]
+    svg = waterfall.draw(log, first_output_ms=6000.0, title="t")
+    names = [line.split(">")[1].split("<")[0] for line in svg.splitlines() if 'text-anchor="end"' in line and "first output" not in line]
+    assert names == ["micrograd.html", "site.css", "pyodide/pyodide.asm.wasm"]  # in the order the requests left
+    assert "2.27 MB" in svg and "30 kB" in svg and ">cache<" in svg and "first output 6.00 s" in svg
+    assert svg.count("<rect") == 3
