@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+
+import pytest
 from contextlib import redirect_stdout
 
 from labs.autograd import Value as ReferenceValue
@@ -216,7 +218,7 @@ def test_the_page_trains_a_network_on_the_learners_value_to_95_percent():
 def test_the_starters_training_says_the_gradients_do_not_reach_the_weights():
     namespace, _ = run_both(micrograd_solution(), exercise_2(solved=False))
     out = run_training(namespace)
-    assert "Every gradient is 0: the loss cannot reach the weights yet. Complete exercise 2." in out
+    assert "Every gradient is 0: the loss cannot reach the weights yet. Complete exercise 2 (and exercise 1" in out
     assert namespace["history"][-1][1] == namespace["history"][0][1]
 
 
@@ -246,3 +248,20 @@ def test_stop_keeps_what_was_trained_and_says_at_which_step():
     assert out.getvalue() == ("Stopped at step 12 of 40: model and history keep what was trained so far "
                               "(the picture shows step 10).\n")
     assert [row[0] for row in namespace["history"]] == list(range(13))
+
+
+def test_exercise_2s_checks_say_when_exercise_1_is_not_complete():
+    """With exercise 1 as given (backward() does nothing), exercise 2's solved operations are not
+    blamed: the checks name exercise 1."""
+    namespace, _ = run_both(exercise_code(read_page("micrograd.md")), exercise_2(solved=True))
+    results = run_blocks(doctest_blocks(read_page("micrograd.md")), namespace)
+    power = next(r for r in results if r.check.name == "Power rule")
+    assert power.status == "error" and "exercise 1 is not complete" in power.got, power
+
+
+def test_exercise_2_without_exercise_1_says_to_run_exercise_1_first():
+    from tests.pages import exercise_code as starter
+
+    namespace: dict = {"__name__": "__main__"}
+    with pytest.raises(NameError, match="run exercise 1's cell first"):
+        exec(compile(starter(read_page("micrograd.md"), 1), "<exercise 2>", "exec"), namespace)

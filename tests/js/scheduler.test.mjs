@@ -253,6 +253,21 @@ test("after an earlier cell runs again, the checks run the later exercises again
   assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [1, 3, "checks"]);
 });
 
+test("an exercise that ran before a cell above it ran again runs again with the checks", () => {
+  const { s } = setup({ exercises: [1, 3] });
+  ready(s);
+  for (let i = 0; i < 5; i++) s.runCell(i, cellAt);
+  while (s.running) done(s);
+  s.runCell(1, cellAt); // the learner runs exercise 1 again with ▶ Run (unchanged code)
+  done(s);
+  s.check(["b"], [], cellAt);
+  // Exercise 2 (cell 3) ran before exercise 1's latest run: it runs again; nothing else does.
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [3, "checks"]);
+  while (s.running) done(s);
+  s.check(["b"], [], cellAt); // all in order now: only the checks
+  assert.deepEqual(s.queue.map((r) => r.kind), ["checks"]);
+});
+
 test("a stopped cell that the learner then fixes runs with the checks, even after a restart", () => {
   const { s } = setup({ canInterrupt: false });
   ready(s);

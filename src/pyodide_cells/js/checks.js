@@ -181,6 +181,7 @@ export class ChecksConsole {
       );
       this.show(/** @type {CheckResult[]} */ (/** @type {unknown} */ (run.answer.results)), broken.length > 0);
     } else {
+      this.warnings.replaceChildren(); // they were about a run of the checks that is not shown now
       for (const item of this.items.values()) this.setItem(item, "pending", "");
       const why = {
         interrupted: "Stopped: the checks did not finish. Press Check my code to run them again.",

@@ -83,6 +83,8 @@ export class Scheduler {
     this.history = new Map();
     /** @type {Map<number, string>} the code each cell's last run ran, in this namespace */
     this.ranCode = new Map();
+    /** @type {Map<number, number>} when each cell last ran in this namespace (runs counted in the order they ended) */
+    this.ranOrder = new Map();
     /** @type {Map<number, Run>} each cell's latest run */
     this.latest = new Map();
     /** @type {number[]} how many runs of each cell have ended */
@@ -202,12 +204,19 @@ export class Scheduler {
    */
   check(blocks, names, cellAt, sink = {}) {
     let any = false;
+    let latestEarlier = 0; // when the latest of the cells above ran (Infinity: it runs now)
     for (let i = 0; i < this.cellCount; i++) {
+      if (this.auto.has(i)) continue;
       // The checks test the code shown: a cell edited (or Reset) since it ran runs again, and so
-      // does every later exercise, which may have built on what the earlier cell defined.
-      if (!this.auto.has(i) && (this.isFresh(i) || this.changedSinceRun(i, cellAt) || (any && this.exercises.has(i)))) {
+      // does an exercise that ran before a cell above it last ran (or runs now): it may build on
+      // what that cell defines (micrograd's exercise 2 extends exercise 1's Value).
+      const order = this.ranOrder.get(i) ?? 0;
+      if (this.isFresh(i) || this.changedSinceRun(i, cellAt) || (this.exercises.has(i) && order < latestEarlier)) {
         this.queueCell(i, cellAt);
         any = true;
+        latestEarlier = Infinity;
+      } else {
+        latestEarlier = Math.max(latestEarlier, order);
       }
     }
     if (any) this.queueAutoReruns(null, cellAt);
@@ -281,6 +290,7 @@ export class Scheduler {
     if (this.kernel.state === "ready" && !this.busy) {
       this.history.clear();
       this.ranCode.clear();
+      this.ranOrder.clear();
       const run = this.submit("reset", {});
       run.ended.then(() => {
         this.kernel.note = "Python restarted: the namespace is empty (imported modules and patched built-ins stay: reload the page for a fresh interpreter)";
@@ -308,6 +318,7 @@ export class Scheduler {
       if (forgetAll || (state !== "interrupted" && state !== "cancelled")) {
         this.history.delete(index);
         this.ranCode.delete(index);
+        this.ranOrder.delete(index);
       }
     }
     this.kernel = { ...this.kernel, state: "loading", step: 0, message: protocol.BOOT_STEPS[0], note: reason, restarts: this.kernel.restarts + 1 };
@@ -387,12 +398,16 @@ export class Scheduler {
       this.ended[run.cell] += 1;
       // A cancelled run leaves the cell as it was: it did not run.
       if (state !== "cancelled" || !this.history.has(run.cell)) this.history.set(run.cell, state);
-      if (wasRunning) this.ranCode.set(run.cell, run.code || "");
+      if (wasRunning) {
+        this.ranCode.set(run.cell, run.code || "");
+        this.ranOrder.set(run.cell, this.finishedRuns + 1);
+      }
       if (wasRunning && state === "interrupted" && !run.answer) run.sink.error?.({ traceback: run.reason });
     }
     if (run.kind === "reset" && state === "done") {
       this.history.clear();
       this.ranCode.clear();
+      this.ranOrder.clear();
     }
     if (wasRunning) this.finishedRuns += 1;
     run.resolve(run);
