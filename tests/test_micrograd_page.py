@@ -209,7 +209,8 @@ def test_the_page_trains_a_network_on_the_learners_value_to_95_percent():
     out = run_training(namespace)
     history = namespace["history"]
     assert len(history) == 41 and history[-1][2] >= 0.95 and history[-1][1] < history[0][1]
-    assert out.startswith("40 steps in ") and "training accuracy" in out and "Every gradient is 0" not in out
+    assert out.startswith("MLP(2, [16, 1]): 65 parameters, each a Value of your class\n40 steps in ")
+    assert "training accuracy" in out and "Every gradient is 0" not in out
     # Redrawn every 10 steps: a progress line and a report each time.
     assert len(namespace["shown"]) == 10 and namespace["shown"][-1].curve.history[-1][0] == 40
     assert isinstance(namespace["model"].parameters()[0], namespace["Value"])

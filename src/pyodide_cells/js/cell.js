@@ -41,7 +41,9 @@ export class Cell {
     this.original = pre ? (pre.textContent || "").replace(/\n$/, "") : "";
     let output = /** @type {HTMLElement | null} */ (root.querySelector(".cell_output"));
     if (!output) {
-      output = el("div", { class: "cell_output docutils container" });
+      // A cell with no output at build time: its output area is made here. A label on a plain
+      // div is not read (ARIA prohibits it), so the area is a group.
+      output = el("div", { class: "cell_output docutils container", role: "group" });
       root.append(output);
     }
     output.setAttribute("aria-live", "polite");
