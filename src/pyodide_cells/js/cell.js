@@ -4,7 +4,7 @@
 // toolbar from it. What the learner typed is never dropped without a word:
 // an edit that cannot be saved, or that another tab changed, says so here.
 
-import { el, loadOnce } from "./util.js";
+import { el, headingText, loadOnce } from "./util.js";
 import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { describe } from "./statusbar.js";
@@ -299,11 +299,8 @@ export class Cell {
 
   /** How the page names this cell to the learner: "cell 4 (under “Second pass”)", its section's heading. */
   describe() {
-    const heading = this.root.closest("section")?.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4");
-    if (!heading) return `cell ${this.index + 1}`;
-    const title = /** @type {HTMLElement} */ (heading.cloneNode(true));
-    title.querySelectorAll(".headerlink").forEach((link) => link.remove());
-    return `cell ${this.index + 1} (under “${(title.textContent || "").trim()}”)`;
+    const title = headingText(this.root.closest("section"));
+    return title ? `cell ${this.index + 1} (under “${title}”)` : `cell ${this.index + 1}`;
   }
 
   markEdited() {

@@ -6,7 +6,7 @@
 // the same engine runs them in Python and returns one result per check,
 // matched to its line here by block and line number, never by position.
 
-import { el } from "./util.js";
+import { el, headingText } from "./util.js";
 
 /** A traceback is long: "raises PageFault: t=48 ..." says what matters. @param {string} text */
 export function brief(text) {
@@ -284,11 +284,7 @@ function sectionOf(node) {
 
 /** A section's heading as text, without its permalink. @param {Element} section */
 function headingOf(section) {
-  const heading = section.querySelector(":scope > h1, :scope > h2, :scope > h3");
-  if (!heading) return "this section";
-  const copy = /** @type {HTMLElement} */ (heading.cloneNode(true));
-  copy.querySelectorAll(".headerlink").forEach((link) => link.remove());
-  return (copy.textContent || "").trim();
+  return headingText(section) || "this section";
 }
 
 /** A later section's own Check my code and count (a second exercise's checks), linked to the console. */

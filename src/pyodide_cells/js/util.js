@@ -50,3 +50,15 @@ export function loadOnce(load) {
     return loading;
   };
 }
+
+/**
+ * A section's own heading as the learner reads it (without Sphinx's "#" permalink); "" if it has none.
+ * @param {Element | null | undefined} section
+ */
+export function headingText(section) {
+  const heading = section?.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4");
+  if (!heading) return "";
+  const copy = /** @type {HTMLElement} */ (heading.cloneNode(true));
+  copy.querySelectorAll(".headerlink").forEach((link) => link.remove());
+  return (copy.textContent || "").trim();
+}
