@@ -189,8 +189,9 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
                  "bytes": e["bytes"], "cached": e["cached"]} for e in traffic.log],
     }
     if is_lab:
-        # A second visit is only fast when it restored the start-up snapshot: say whether it did.
-        result["restored"] = page.evaluate("window.pyodideCells.runtime.restored === true")
+        # Say which start-up snapshot the visit restored: "" none, "browser" (kept by this
+        # browser: a second visit), "site" (the build's, chosen on a fast link).
+        result["restored"] = page.evaluate("window.pyodideCells.runtime.restored")
         result["isolated"] = 1.0 if page.evaluate("crossOriginIsolated") else 0.0
         result["warm_rerun_ms"] = page.evaluate(
             """async () => {
@@ -397,6 +398,19 @@ def compression(site: Path) -> list[dict]:
     return rows
 
 
+def restored_from(value: str | bool) -> str:
+    """A visit's start-up snapshot ("", "browser", "site"); results from before the site's snapshot said True or False."""
+    return {True: "browser", False: ""}.get(value, value) if isinstance(value, bool) else value
+
+
+def snapshot_count(sources: list[str]) -> str:
+    """How many visits restored a snapshot, and whose: "5 of 5 (site)", "0 of 5", "–" for none measured."""
+    if not sources:
+        return "–"
+    kinds = sorted({s for s in sources if s})
+    return f"{sum(1 for s in sources if s)} of {len(sources)}" + (f" ({', '.join(kinds)})" if kinds else "")
+
+
 def write_tables(data: dict) -> None:
     """The CSV tables and the meta line that docs/performance.md includes."""
     GENERATED.mkdir(parents=True, exist_ok=True)
@@ -419,12 +433,12 @@ def write_tables(data: dict) -> None:
             for visit_name in ("cold", "second"):
                 r = res[visit_name]
                 warm = r.get("warm_rerun_ms")
-                runs = [run["restored"] for run in res.get("runs", {}).get(visit_name, []) if "restored" in run]
+                runs = [restored_from(run["restored"]) for run in res.get("runs", {}).get(visit_name, []) if "restored" in run]
                 w.writerow([
                     name, visit_name, f"{r['ready_ms']:.0f}", f"{r['first_output_ms']:.0f}",
                     f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
                     f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
-                    f"{sum(runs)} of {len(runs)}" if runs else "–",
+                    snapshot_count(runs),
                 ])
     plain = data.get("pages_plain")
     if plain:

@@ -48,13 +48,18 @@ def test_page_rows_divide_by_the_floors_cold_first_output(tmp_path, monkeypatch)
 def test_page_rows_count_the_visits_that_restored_the_snapshot(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "GENERATED", tmp_path)
     d = data()
-    d["pages"]["micrograd lab"]["runs"] = {"cold": [{"restored": False}] * 3,
-                                           "second": [{"restored": True}, {"restored": False}, {"restored": True}]}
+    d["pages"]["micrograd lab"]["runs"] = {"cold": [{"restored": "site"}, {"restored": ""}, {"restored": "site"}],
+                                           "second": [{"restored": "browser"}, {"restored": ""}, {"restored": "browser"}]}
     d["pages"][bench.FLOOR]["runs"] = {"cold": [{}] * 3, "second": [{}] * 3}
     bench.write_tables(d)
     rows = read(tmp_path / "pages.csv")
     assert rows[0][8] == "from snapshot"
-    assert [row[8] for row in rows[1:]] == ["–", "–", "0 of 3", "2 of 3"]
+    assert [row[8] for row in rows[1:]] == ["–", "–", "2 of 3 (site)", "2 of 3 (browser)"]
+    # Results from before the site's snapshot said True or False.
+    d["pages"]["micrograd lab"]["runs"] = {"cold": [{"restored": False}] * 3,
+                                           "second": [{"restored": True}, {"restored": False}, {"restored": True}]}
+    bench.write_tables(d)
+    assert [row[8] for row in read(tmp_path / "pages.csv")[3:]] == ["0 of 3", "2 of 3 (browser)"]
 
 
 def test_page_to_cpython_ratio_is_slowdown_for_times_and_rates_alike(tmp_path, monkeypatch):

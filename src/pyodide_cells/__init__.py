@@ -27,6 +27,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
     app.add_config_value("pyodide_cells_build_wheel", True, "env", bool)
+    # A start-up snapshot made at build time (assets.make_snapshot), restored on fast links.
+    app.add_config_value("pyodide_cells_site_snapshot", True, "env", bool)
     transforms.setup(app)
     hints.setup(app)
     assets.setup(app)

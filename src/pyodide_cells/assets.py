@@ -15,7 +15,9 @@ What lands in the built site, all served from the same origin:
   sphinxcontrib-katex renders to HTML at build time (no math script runs in
   the page);
 - ``_static/wheels/``: the ``labs`` wheel, built from ``src/labs`` for this build,
-  and ``labs-bytecode-<key>.zip``, its modules' bytecode (:func:`precompile_bytecode`).
+  and ``labs-bytecode-<key>.zip``, its modules' bytecode (:func:`precompile_bytecode`);
+- ``_static/pyodide_cells/startup-<key>.bin``: the site's start-up snapshot
+  (:func:`make_snapshot`), which a first visit on a fast link restores.
 """
 
 from __future__ import annotations
@@ -44,8 +46,12 @@ WORKER_SOURCES = (
     HERE / "js" / "worker.js",
     HERE / "js" / "protocol.js",
     HERE / "js" / "snapshot.js",
+    HERE / "js" / "boot_python.js",
+    HERE / "make_snapshot.mjs",
     HERE / "limits.json",
     HERE / "python" / "worker_boot.py",
+    HERE / "python" / "ipython" / "__init__.py",
+    HERE / "python" / "ipython" / "display.py",
 )
 PYODIDE_FILES = (
     "pyodide.js",
@@ -90,13 +96,15 @@ class Bytecode(NamedTuple):
 
 
 def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
-              bytecode: Bytecode = Bytecode("", "")) -> None:
+              bytecode: Bytecode = Bytecode("", ""), site_snapshot: tuple[str, int] = ("", 0)) -> None:
     """Bundle the page script (CodeMirror 6 in a chunk of its own) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
-    file name) and ``bytecode`` (:func:`precompile_bytecode`'s file names)
+    file name), ``bytecode`` (:func:`precompile_bytecode`'s file names) and
+    ``site_snapshot`` (:func:`make_snapshot`'s file name and size in bytes)
     are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL``,
-    ``STDLIB_ZIP`` and ``LABS_BYTECODE``: the worker starts loading without waiting for the page,
+    ``STDLIB_ZIP``, ``LABS_BYTECODE``, ``SITE_SNAPSHOT`` and ``SITE_SNAPSHOT_BYTES``:
+    the worker starts loading without waiting for the page,
     and a page that an incremental build did not rewrite cannot name a stale
     file.
     """
@@ -134,7 +142,8 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             cmd.append("--loader:.py=text")  # the Python it runs while booting (python/worker_boot.py)
             cmd += [f"--define:{name}={json.dumps(value)}"
                     for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
-                                               ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs))]
+                                        ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs),
+                                        ("SITE_SNAPSHOT", site_snapshot[0]), ("SITE_SNAPSHOT_BYTES", site_snapshot[1]))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -186,7 +195,10 @@ def on_builder_inited(app: Sphinx) -> None:
     bytecode = precompile_bytecode(node_modules / "pyodide", HERE / "python" / "runner.py",
                                    static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
-    bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode)
+    site_snapshot = ("", 0)
+    if app.config.pyodide_cells_site_snapshot:
+        site_snapshot = make_snapshot(node_modules / "pyodide", static, wheel, bytecode, key)
+    bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode, site_snapshot=site_snapshot)
     app.pyodide_cells_worker = versioned(static, "pyodide_cells/worker.js")
     # What pages name by version (or inline: boot.js): a change writes them all again.
     app.pyodide_cells_bundle = snapshot_key(
@@ -267,6 +279,40 @@ def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, sta
             shutil.rmtree(old) if old.is_dir() else old.unlink()
     logger.info("pyodide_cells: %s %s (%s)", *names, proc.stdout.strip())
     return names
+
+
+def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> tuple[str, int]:
+    """Write the site's start-up snapshot; return its name under ``_static/pyodide_cells/`` and its size.
+
+    ``pyodide_cells/startup-<key>.bin``: a Pyodide memory snapshot of the
+    interpreter a page starts (runner and labs imported), made by
+    ``make_snapshot.mjs`` in Node from the files the site serves. ``key`` is
+    :func:`snapshot_key` of :func:`snapshot_inputs`, so a name is one content
+    (served as cacheable forever) and an unchanged build reuses the file.
+    Older builds' snapshots are removed.
+
+    Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
+    """
+    name = f"startup-{key}.bin"
+    out = static / "pyodide_cells" / name
+    if not out.is_file():
+        node = shutil.which("node")
+        if node is None:
+            raise ExtensionError("pyodide_cells: Node.js (node) is needed to make the start-up snapshot")
+        stdlib = static / "pyodide" / bytecode.stdlib
+        sources = f"../pyodide/{stdlib.stem}-src/"  # relative to the worker, as the worker gives it
+        cmd = [node, str(HERE / "make_snapshot.mjs"), str(pyodide_dir), str(stdlib), sources,
+               str(static / "wheels" / wheel) if wheel else "",
+               str(static / "wheels" / bytecode.labs) if wheel and bytecode.labs else "",
+               str(HERE / "python"), str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0 or not out.is_file():
+            raise ExtensionError(f"pyodide_cells: making the start-up snapshot failed:\n{proc.stderr[-2000:]}")
+        logger.info("pyodide_cells: %s (%s)", name, proc.stdout.strip())
+    for old in out.parent.glob("startup-*.bin*"):
+        if old.name not in (name, name + ".br"):
+            old.unlink()
+    return name, out.stat().st_size
 
 
 def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:

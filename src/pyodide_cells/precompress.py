@@ -25,6 +25,7 @@ from .serve import COMPRESSIBLE
 HERE = Path(__file__).parent
 MIN_BYTES = 1024  # below this, headers cost more than compression saves
 EARLY = ("pyodide.asm.wasm", "pyodide.asm.js", "pyodide-lock.json")  # under _static/pyodide/
+SNAPSHOTS = "startup-*.bin"  # under _static/pyodide_cells/ (assets.make_snapshot): early too, the slowest of all
 
 
 def compressible(outdir: Path) -> list[Path]:
@@ -59,8 +60,9 @@ def on_builder_inited(app: Sphinx) -> None:
     app.pyodide_cells_brotli = None
     if app.builder.format != "html":
         return
-    pyodide = Path(app.outdir) / "_static" / "pyodide"
-    files = [pyodide / name for name in EARLY if (pyodide / name).is_file() and not is_fresh(pyodide / name)]
+    static = Path(app.outdir) / "_static"
+    candidates = [static / "pyodide" / name for name in EARLY] + sorted((static / "pyodide_cells").glob(SNAPSHOTS))
+    files = [path for path in candidates if path.is_file() and not is_fresh(path)]
     if files:
         app.pyodide_cells_brotli = subprocess.Popen(
             _command(app, files), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

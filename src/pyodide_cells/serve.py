@@ -57,7 +57,7 @@ from pathlib import Path
 LONG_CACHE = ("/_static/pyodide/", "/_static/katex/", "/_static/viz/")
 # Worth compressing: text and WebAssembly. Zip archives (the stdlib, wheels),
 # fonts and images are compressed already.
-COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".json", ".wasm", ".svg", ".py", ".txt", ".map")
+COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".json", ".wasm", ".svg", ".py", ".txt", ".map", ".bin")  # .bin: the start-up snapshot
 # One version of a file: a query such as ``?v=7bdb33bb`` (a checksum), a
 # digest of 12 or more hex digits in the file's name (``python_stdlib-<key>.zip``,
 # myst-nb's ``mystnb.<sha256>.css``), or esbuild's 8-character content hash

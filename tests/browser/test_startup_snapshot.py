@@ -1,10 +1,13 @@
-"""The start-up snapshot: a second visit restores the interpreter instead of starting it again.
+"""The start-up snapshots: a visit restores the interpreter instead of starting it again.
 
 worker.js keeps a Pyodide memory snapshot, made on the first visit right
 after the cell runner and the labs modules are imported, in the origin private
 file system (OPFS) under the site's snapshot key; later visits (and restarts)
-load it. These tests hold what a restored
-interpreter must still do, and that a bad snapshot costs nothing but time.
+load it. A first visit on a fast link restores the site's snapshot instead,
+made at build time in Node (make_snapshot.mjs), and keeps it the same way.
+The page's ``?site-snapshot=never`` and ``=always`` fix that choice, which is
+otherwise measured (snapshot.js siteSnapshotPays). These tests hold what a
+restored interpreter must still do, and that a bad snapshot costs nothing but time.
 """
 
 from __future__ import annotations
@@ -59,9 +62,19 @@ def reload_ready(page) -> None:
     page.wait_for_function(READY, timeout=TIMEOUT)
 
 
+def open_fresh(page, base_url, site_snapshot: str = "never") -> None:
+    """Open the micrograd lab with the site's snapshot never (or ``always``) restored."""
+    page.goto(f"{base_url}/micrograd.html?site-snapshot={site_snapshot}")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+
+
+def restored(page) -> str:
+    return page.evaluate("window.pyodideCells.runtime.restored")
+
+
 def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_url):
-    open_lab(page, base_url)
-    assert page.evaluate("window.pyodideCells.runtime.restored") is False
+    open_fresh(page, base_url)
+    assert restored(page) == ""
     snap = stored_snapshot(page)
     # Named after this copy of the guide (its _static/pyodide_cells/ URL) and the key.
     site, key = re.fullmatch(r"pyodide-cells-snapshot-(.*)-([0-9a-f]{16})\.bin", snap["name"]).groups()
@@ -70,8 +83,8 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
     assert snap["bytes"] > 10_000_000  # the interpreter's whole linear memory
 
     reload_ready(page)
-    assert page.evaluate("window.pyodideCells.runtime.restored") is True
-    assert "start-up snapshot" in page.locator(".pc-runtime").inner_text()
+    assert restored(page) == "browser"
+    assert "from this browser's start-up snapshot" in page.locator(".pc-runtime").inner_text()
     # The labs modules are in the snapshot, and the wheel is unpacked again (the
     # file system is not in the snapshot).
     out = run(page, "from labs.attention import logsumexp\nprint(repr(logsumexp([0.0, 0.0])))")
@@ -86,21 +99,21 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
 
 def test_stop_interrupts_a_restored_interpreter_and_keeps_its_namespace(page, base_url):
     """The interrupt buffer is set again after a restore: Stop raises KeyboardInterrupt, no restart."""
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     stored_snapshot(page)
     reload_ready(page)
-    assert page.evaluate("window.pyodideCells.runtime.restored") is True
+    assert restored(page) == "browser"
     assert_stop_keeps_the_namespace(page, "after restore", after_ms=300)
 
 
 def test_restored_visits_do_not_share_one_random_state(page, base_url):
     """Every restore starts from the same memory: random numbers must still differ per visit."""
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     stored_snapshot(page)
     draws = []
     for _ in range(2):
         reload_ready(page)
-        assert page.evaluate("window.pyodideCells.runtime.restored") is True
+        assert restored(page) == "browser"
         draws.append(run(page, "import random, tempfile\nprint(random.getrandbits(64), tempfile.mktemp())")["stdout"].split())
     assert draws[0][0] != draws[1][0]  # random
     assert draws[0][1] != draws[1][1]  # tempfile's names
@@ -113,12 +126,12 @@ TRUNCATED = "real.slice(0, new Uint32Array(real.buffer, 0, 4)[2] + 8 * 65536)"
 
 @pytest.mark.parametrize("bad", [GARBAGE, TRUNCATED], ids=["garbage", "truncated"])
 def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url, bad):
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     snap = stored_snapshot(page)
     page.evaluate(OVERWRITE.replace("BAD", bad), snap["name"])
     assert stored_snapshot(page)["bytes"] < snap["bytes"]
     reload_ready(page)
-    assert page.evaluate("window.pyodideCells.runtime.restored") is False
+    assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
     # The bad entry was dropped and a good one kept in its place.
     again = stored_snapshot(page)
@@ -138,14 +151,14 @@ SOURCES = (
 
 def test_stdlib_modules_held_as_bytecode_still_show_their_source(page, base_url):
     """json and ast start up as bytecode only; tracebacks and inspect still read their source."""
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     for visit in ("first", "restored"):
         out = run(page, SOURCES)["stdout"]
         assert "return _default_decoder.decode(s)" in out, (visit, out)  # json/__init__.py, line 346
         assert out.rstrip().endswith("def literal_eval(node_or_string):"), (visit, out)
         stored_snapshot(page)
         reload_ready(page)
-        assert page.evaluate("window.pyodideCells.runtime.restored") is True
+        assert restored(page) == "browser"
 
 
 LABS_BYTECODE = (
@@ -166,7 +179,7 @@ def test_labs_modules_load_from_the_sites_bytecode_and_keep_their_source(page, b
     """labs/__pycache__ comes from the build (unchecked hash-based, PEP 552 flags 1) and
     matches the wheel's source; Python wrote nothing of its own (its .pyc would be
     timestamp-based, flags 0). Tracebacks still show the lab's source lines."""
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     out = run(page, LABS_BYTECODE)["stdout"]
     lines = out.splitlines()
     assert lines[0] == "1 True", out
@@ -194,13 +207,68 @@ HOLD = """async (name) => {
 
 
 def test_a_tab_that_opens_while_another_holds_the_snapshot_still_restores_it(page, base_url):
-    open_lab(page, base_url)
+    open_fresh(page, base_url)
     snap = stored_snapshot(page)
     assert page.evaluate(HOLD, snap["name"]) == "held"
     other = page.context.new_page()
     try:
         open_lab(other, base_url)
-        assert other.evaluate("window.pyodideCells.runtime.restored") is True
+        assert restored(other) == "browser"
         assert run(other, "print(6 * 7)")["stdout"].strip() == "42"
     finally:
         other.close()
+
+
+# The site's snapshot (made at build time, in Node, on this machine's time zone).
+
+def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_works(page, base_url):
+    open_fresh(page, base_url, "always")
+    assert restored(page) == "site"
+    assert "from the site's start-up snapshot" in page.locator(".pc-runtime").inner_text()
+    # Every labs module is in it; their sources are on disk (the wheel is unpacked again).
+    out = run(page, "import sys, inspect, labs.paged_attention as pa\n"
+                    "print(sorted(m for m in sys.modules if m.startswith('labs.'))[:2], inspect.getsource(pa.BlockTable)[:16])")
+    assert out["stdout"].strip() == "['labs.attention', 'labs.autograd'] class BlockTable"
+    # The standard library's sources are fetched from this site, relative to the worker.
+    out = run(page, SOURCES)["stdout"]
+    assert "return _default_decoder.decode(s)" in out, out
+    # The page's cells, the checks and Stop work as on a fresh start.
+    out = run(page, "from labs.autograd import Value\nv = Value(3.0) * Value(-2.0)\nv.backward()\nprint(v.data)")
+    assert out["stdout"].strip() == "-6.0"
+    assert_stop_keeps_the_namespace(page, "after the site's snapshot", after_ms=300)
+    # This browser keeps the bytes it fetched: the next visit reads them from OPFS.
+    assert stored_snapshot(page)["bytes"] > 10_000_000
+    reload_ready(page)
+    assert restored(page) == "browser"
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+
+
+TIME_ZONE = "import time\nprint(time.tzname, time.timezone, time.altzone, time.daylight)"
+
+
+@pytest.mark.parametrize(("zone", "expected"), [
+    ("America/New_York", "('EST', 'EDT') 18000 14400 1"),
+    ("Asia/Kolkata", "('GMT+5:30', 'GMT+5:30') -19800 -19800 0"),
+])
+def test_an_interpreter_from_the_sites_snapshot_has_the_learners_time_zone(browser, base_url, zone, expected):
+    """The snapshot was made where the site was built (time.tzname is set once, on import):
+    a restored interpreter must say what a fresh one in the learner's time zone says."""
+    answers = {}
+    for site_snapshot in ("never", "always"):
+        context = browser.new_context(timezone_id=zone)
+        try:
+            page = context.new_page()
+            open_fresh(page, base_url, site_snapshot)
+            answers[restored(page)] = run(page, TIME_ZONE)["stdout"].strip()
+        finally:
+            context.close()
+    assert answers == {"": expected, "site": expected}
+
+
+def test_a_bad_site_snapshot_falls_back_to_a_fresh_start(page, base_url):
+    """Served garbage where the site's snapshot should be: a warning and a fresh start."""
+    page.route("**/_static/pyodide_cells/startup-*.bin*",
+               lambda route: route.fulfill(status=200, body=b"\x00" * 4096, content_type="application/octet-stream"))
+    open_fresh(page, base_url, "always")
+    assert restored(page) == ""
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"

@@ -43,17 +43,24 @@ def test_the_4g_profile_throttles_the_workers_fetches(browser, base_url, site_di
 
 def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javascript_arrives(browser, base_url):
     """On the 4G profile the stdlib zip and the lock file leave with the WebAssembly, not after
-    pyodide.asm.js has downloaded (loadPyodide would ask for them only then), and only once."""
+    pyodide.asm.js has downloaded (loadPyodide would ask for them only then), and only once.
+    The site's start-up snapshot (12 MB, 3 MB compressed) would not pay on this link: it is
+    not asked for, and Python starts afresh."""
     context = browser.new_context(service_workers="block")
     log = []
+    asked = []
     context.on("requestfinished", lambda r: log.append((r.url.split("?")[0].rsplit("/", 1)[-1], r.timing)))
+    context.on("request", lambda r: asked.append(r.url.split("?")[0].rsplit("/", 1)[-1]))
     try:
         page = context.new_page()
         bench.throttle(context, page, "4G")
         page.goto(f"{base_url}/micrograd.html")
         page.wait_for_function(READY, timeout=TIMEOUT)
+        assert page.evaluate("window.pyodideCells.runtime.restored") == ""
     finally:
         context.close()
+    assert "pyodide.asm.wasm" in asked
+    assert not [name for name in asked if name.startswith("startup-")], "the site's snapshot was fetched on 4G"
     starts = {}
     for name, timing in log:
         starts.setdefault(name, []).append(timing)

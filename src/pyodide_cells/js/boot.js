@@ -6,13 +6,16 @@
 // again for every restart: this is the one place a worker is made.
 //
 // The worker gets one message on the Worker itself (protocol.js `init`): a
-// MessagePort, over which everything else goes, and Stop's interrupt buffer.
+// MessagePort, over which everything else goes, Stop's interrupt buffer, and
+// the page's `?site-snapshot=always|never` (the bench measures both ways).
 // Kept in plain ES5 and free of imports: it is inlined as it is.
 (function () {
   performance.mark("pyodide-cells:boot");
   var root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);
   var stat = new URL("_static/", root);
   var config = window.PYODIDE_CELLS_CONFIG || {};
+  var asked = new URLSearchParams(location.search).get("site-snapshot");
+  var siteSnapshot = asked === "always" || asked === "never" ? asked : "auto";
 
   function start() {
     var isolated = window.crossOriginIsolated && typeof SharedArrayBuffer === "function";
@@ -22,7 +25,7 @@
     var channel = new MessageChannel();
     var early = [];
     channel.port1.onmessage = function (event) { early.push(event.data); };
-    worker.postMessage({ type: "init", port: channel.port2, interruptBuffer: interrupt ? interrupt.buffer : null }, [channel.port2]);
+    worker.postMessage({ type: "init", port: channel.port2, interruptBuffer: interrupt ? interrupt.buffer : null, siteSnapshot: siteSnapshot }, [channel.port2]);
     return { worker: worker, port: channel.port1, interrupt: interrupt, early: early };
   }
 

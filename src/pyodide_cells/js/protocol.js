@@ -20,7 +20,8 @@ import LIMITS_JSON from "../limits.json" with { type: "json" };
 /**
  * Output limits, shared with the cell runner (runner.py reads the same file).
  * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number, renderedTextChars: number,
- *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number}}
+ *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number,
+ *   siteSnapshotBudgetMs: number}}
  */
 export const LIMITS = Object.freeze({ ...LIMITS_JSON });
 
@@ -43,8 +44,11 @@ export const BOOT_STEPS = Object.freeze([
 // ------------------------------------------------------------ page -> worker
 
 /**
- * @typedef {{type: "init", port: MessagePort, interruptBuffer: SharedArrayBuffer | null}} InitMessage
- *   Sent once, on the Worker itself; everything else goes over `port`.
+ * @typedef {{type: "init", port: MessagePort, interruptBuffer: SharedArrayBuffer | null,
+ *   siteSnapshot: "auto" | "always" | "never"}} InitMessage
+ *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
+ *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
+ *   enough, snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
  * @typedef {{type: "run", id: number, code: string}} RunRequest
  *   Run a cell's code in the page's namespace.
  * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest
@@ -55,11 +59,11 @@ export const BOOT_STEPS = Object.freeze([
  */
 
 /** @returns {InitMessage} */
-export const init = (/** @type {MessagePort} */ port, /** @type {SharedArrayBuffer | null} */ interruptBuffer) => ({
-  type: "init",
-  port,
-  interruptBuffer,
-});
+export const init = (
+  /** @type {MessagePort} */ port,
+  /** @type {SharedArrayBuffer | null} */ interruptBuffer,
+  /** @type {InitMessage["siteSnapshot"]} */ siteSnapshot = "auto",
+) => ({ type: "init", port, interruptBuffer, siteSnapshot });
 /** @returns {RunRequest} */
 export const run = (/** @type {number} */ id, /** @type {string} */ code) => ({ type: "run", id, code });
 /** @returns {CheckRequest} */
@@ -76,10 +80,12 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
 
 /**
  * @typedef {"loading" | "ready" | "error"} BootState
+ * @typedef {"" | "browser" | "site"} SnapshotSource
+ *   Where the interpreter came from: "" started afresh; "browser" restored from the start-up snapshot
+ *   this browser kept; "site" restored from the one the site was built with.
  * @typedef {{type: "status", state: BootState, step: number, steps: number, message: string,
- *   at: number, restored: boolean}} StatusMessage
- *   Boot progress. `at` is an absolute time (ms since the epoch) so the page can place it on its own timeline;
- *   `restored`: the interpreter came from this browser's start-up snapshot.
+ *   at: number, restored: SnapshotSource}} StatusMessage
+ *   Boot progress. `at` is an absolute time (ms since the epoch) so the page can place it on its own timeline.
  * @typedef {{type: "stream", id: number, name: "stdout" | "stderr", text: string}} StreamMessage
  * @typedef {{[mime: string]: string}} MimeBundle
  * @typedef {{type: "display" | "result", id: number, data: MimeBundle, display_id?: string, update?: boolean}} DisplayMessage
@@ -107,7 +113,7 @@ export const status = (
   /** @type {number} */ step,
   /** @type {string} */ message,
   /** @type {number} */ at,
-  restored = false,
+  /** @type {SnapshotSource} */ restored = "",
 ) => ({ type: "status", state, step, steps: BOOT_STEPS.length, message, at, restored });
 /** @returns {StreamMessage} */
 export const stream = (/** @type {number} */ id, /** @type {"stdout" | "stderr"} */ name, /** @type {string} */ text) => ({

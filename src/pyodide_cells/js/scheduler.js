@@ -74,9 +74,9 @@ export class Scheduler {
     this.auto = new Set(auto);
     this.exercises = new Set(exercises);
     this.timers = timers;
-    /** @type {{state: KernelState, message: string, step: number, steps: number, restored: boolean,
+    /** @type {{state: KernelState, message: string, step: number, steps: number, restored: protocol.SnapshotSource,
      *   note: string, restarts: number}} */
-    this.kernel = { state: "loading", message: protocol.BOOT_STEPS[0], step: 0, steps: protocol.BOOT_STEPS.length, restored: false, note: "", restarts: 0 };
+    this.kernel = { state: "loading", message: protocol.BOOT_STEPS[0], step: 0, steps: protocol.BOOT_STEPS.length, restored: "", note: "", restarts: 0 };
     /** @type {Run[]} runs not final yet, in the order they will run; the first may be running */
     this.queue = [];
     /** @type {Map<number, RunState>} each cell's last final state in the current namespace; absent = fresh */
@@ -357,7 +357,7 @@ export class Scheduler {
   onStatus(msg) {
     const was = this.kernel.state;
     this.kernel = { ...this.kernel, state: msg.state, message: msg.message, step: msg.step, steps: msg.steps };
-    if (msg.state === "ready") this.kernel.restored = Boolean(msg.restored);
+    if (msg.state === "ready") this.kernel.restored = msg.restored || "";
     if (msg.state === "error") {
       for (const run of [...this.queue]) this.finish(run, "error", `Python is not available: ${msg.message}`);
     }

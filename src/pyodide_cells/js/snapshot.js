@@ -22,6 +22,97 @@ const SNAPSHOT_MAGIC = 1886286592;
 const WASM_PAGE = 65536;
 const MIN_MEMORY = 320 * WASM_PAGE; // pyodide.asm.wasm declares 320 pages; less makes instantiation hang
 
+/**
+ * Whether the site's start-up snapshot (made at build time, `bytes` long)
+ * should arrive within `budgetMs` (limits.json `siteSnapshotBudgetMs`, under
+ * what restoring saves over starting CPython), judged by how a file the worker
+ * just loaded from the same server arrived: one round trip (request to first
+ * byte) plus the snapshot's bytes at that file's rate (first to last byte, per
+ * byte once decoded; the file, pyodide.asm.js, compresses about as well).
+ * Files that travel beside it share the link, so the rate is if anything too
+ * low: a slow or unmeasured link fetches nothing more and starts afresh.
+ * @param {{requestStart: number, responseStart: number, responseEnd: number, decodedBodySize: number} | undefined} file
+ *   the file's resource timing entry
+ * @param {number} bytes  the snapshot's size
+ * @param {number} budgetMs
+ */
+// The site's snapshot travels without its long runs of zeros (about 9 of its
+// 21 MB: memory Python has not used yet), which cost the browser time to
+// decode and pass to the worker even though they compress to nothing:
+// "pcs1", the whole length, the count of kept segments, each segment's offset
+// and length (uint32, little-endian), then the segments' bytes.
+const SPARSE_MAGIC = 0x31736370; // "pcs1"
+const ZERO_RUN = 65536; // shorter runs of zeros are kept: a segment costs 8 bytes and a copy
+
+/**
+ * `bytes` without their runs of at least 64 KiB of zeros (see unpackSparse).
+ * @param {Uint8Array} bytes
+ * @returns {Uint8Array}
+ */
+export function packSparse(bytes) {
+  /** @type {[number, number][]} */
+  const segments = [];
+  let start = 0;
+  let i = 0;
+  while (i < bytes.length) {
+    if (bytes[i] !== 0) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < bytes.length && bytes[end] === 0) end++;
+    if (end - i >= ZERO_RUN) {
+      if (i > start) segments.push([start, i - start]);
+      start = end;
+    }
+    i = end;
+  }
+  if (bytes.length > start) segments.push([start, bytes.length - start]);
+  const headerBytes = 12 + 8 * segments.length;
+  const out = new Uint8Array(headerBytes + segments.reduce((n, [, length]) => n + length, 0));
+  const view = new DataView(out.buffer);
+  view.setUint32(0, SPARSE_MAGIC, true);
+  view.setUint32(4, bytes.length, true);
+  view.setUint32(8, segments.length, true);
+  let at = headerBytes;
+  segments.forEach(([offset, length], k) => {
+    view.setUint32(12 + 8 * k, offset, true);
+    view.setUint32(16 + 8 * k, length, true);
+    out.set(bytes.subarray(offset, offset + length), at);
+    at += length;
+  });
+  return out;
+}
+
+/**
+ * The bytes packSparse packed: zeros where it left runs out.
+ * @param {Uint8Array} packed
+ * @returns {Uint8Array}
+ * @throws {Error} when `packed` is not in that format or is cut short
+ */
+export function unpackSparse(packed) {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+  if (packed.byteLength < 12 || view.getUint32(0, true) !== SPARSE_MAGIC) throw new Error(`not a packed snapshot (${packed.byteLength} bytes)`);
+  const out = new Uint8Array(view.getUint32(4, true));
+  const count = view.getUint32(8, true);
+  let at = 12 + 8 * count;
+  for (let k = 0; k < count; k++) {
+    const offset = view.getUint32(12 + 8 * k, true);
+    const length = view.getUint32(16 + 8 * k, true);
+    if (at + length > packed.byteLength || offset + length > out.length) throw new Error(`packed snapshot cut short (${packed.byteLength} bytes)`);
+    out.set(packed.subarray(at, at + length), offset);
+    at += length;
+  }
+  return out;
+}
+
+export function siteSnapshotPays(file, bytes, budgetMs) {
+  if (!file || !(bytes > 0) || !(file.responseEnd > 0) || !(file.decodedBodySize > 0)) return false;
+  const roundTrip = Math.max(0, file.responseStart - file.requestStart);
+  const msPerByte = Math.max(0, file.responseEnd - file.responseStart) / file.decodedBodySize;
+  return roundTrip + bytes * msPerByte <= budgetMs;
+}
+
 export class SnapshotStore {
   /**
    * One file at the top of OPFS, named after the site's folder and the key:

@@ -71,7 +71,7 @@ export class StatusBar {
     } else {
       if (!this.readyText) {
         const seconds = ((performance.now() - page.startedAt) / 1000).toFixed(1);
-        const how = kernel.restored ? " from this browser's start-up snapshot" : "";
+        const how = { "": "", browser: " from this browser's start-up snapshot", site: " from the site's start-up snapshot" }[kernel.restored];
         // Which Stop this page has: without cross-origin isolation (a host that sends no
         // COOP/COEP, before the service worker adds them) Stop restarts Python.
         const stop = page.canInterrupt ? "" : " (Stop restarts Python on this host)";

@@ -110,8 +110,14 @@ function offline(url) {
   return new Response(html, { status: 200, headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
 }
 
+// The site's start-up snapshot (assets.make_snapshot, 20 MB) goes to the network
+// untouched: a browser that restores it keeps it in OPFS, and it is not kept for
+// offline use (publish.py), so the cache would only hold it twice.
+const NOT_KEPT = /\/_static\/pyodide_cells\/startup-[0-9a-f]+\.bin$/;
+
 sw.addEventListener("fetch", (event) => {
   const request = event.request;
-  if (request.method !== "GET" || new URL(request.url).origin !== sw.location.origin) return;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== sw.location.origin || NOT_KEPT.test(url.pathname)) return;
   event.respondWith(answer(request));
 });

@@ -11,13 +11,14 @@
 // out the document and only then passes the message on.
 
 import * as protocol from "./protocol.js";
-import { SnapshotStore } from "./snapshot.js";
+import { SnapshotStore, siteSnapshotPays, unpackSparse } from "./snapshot.js";
+import { bootPython, importLabs } from "./boot_python.js";
 import BOOT_PY from "../python/worker_boot.py";
 // IPython.display for the cells (python/ipython/): installed as the IPython package.
 import IPYTHON_INIT from "../python/ipython/__init__.py";
 import IPYTHON_DISPLAY from "../python/ipython/display.py";
 
-/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE */
+/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE, SITE_SNAPSHOT, SITE_SNAPSHOT_BYTES */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 // The runner and the wheel carry the snapshot key as their version (?v=): a
@@ -30,7 +31,8 @@ const RUNNER_URL = new URL(`runner.py${VERSION}`, HERE).href;
 // Their sources are files beside it, fetched one by one when asked for.
 const STDLIB = typeof STDLIB_ZIP === "string" ? STDLIB_ZIP : ""; // "" when not built with one
 const STDLIB_URL = STDLIB ? new URL(`../pyodide/${STDLIB}`, HERE).href : undefined;
-const STDLIB_SOURCES_URL = STDLIB_URL ? STDLIB_URL.replace(/\.zip$/, "-src/") : "";
+// Relative to this script, as the build's snapshot holds it (make_snapshot.mjs).
+const STDLIB_SOURCES_URL = STDLIB ? `../pyodide/${STDLIB.replace(/\.zip$/, "-src/")}` : "";
 const WHEEL = typeof LABS_WHEEL === "string" ? LABS_WHEEL : ""; // "" when not built with one
 const WHEEL_URL = WHEEL ? new URL(`../wheels/${WHEEL}${VERSION}`, HERE).href : "";
 // The labs modules' bytecode (labs/__pycache__/*.pyc), unpacked over the wheel:
@@ -38,6 +40,11 @@ const WHEEL_URL = WHEEL ? new URL(`../wheels/${WHEEL}${VERSION}`, HERE).href : "
 const BYTECODE = typeof LABS_BYTECODE === "string" ? LABS_BYTECODE : ""; // "" when not built with one
 const LABS_BYTECODE_URL = BYTECODE ? new URL(`../wheels/${BYTECODE}${VERSION}`, HERE).href : "";
 const snapshots = new SnapshotStore(new URL(".", HERE).href, KEY);
+// The site's start-up snapshot, made at build time (make_snapshot.mjs), and its size in bytes.
+const SITE_SNAPSHOT_URL = typeof SITE_SNAPSHOT === "string" && SITE_SNAPSHOT ? new URL(SITE_SNAPSHOT, HERE).href : "";
+const SITE_SNAPSHOT_SIZE = typeof SITE_SNAPSHOT_BYTES === "number" ? SITE_SNAPSHOT_BYTES : 0;
+const WASM_URL = PYODIDE_URL + "pyodide.asm.wasm";
+const ASM_JS_URL = PYODIDE_URL + "pyodide.asm.js";
 
 // ------------------------------------------------------------------ transport
 
@@ -84,21 +91,55 @@ async function fetchBytes(url, what) {
   return response.arrayBuffer();
 }
 
-/** @param {Promise<(() => Uint8Array) | null>} opening */
+/**
+ * The resource timing entry of `url`, once its response has arrived whole.
+ * @param {string} url
+ * @returns {Promise<PerformanceResourceTiming>}
+ */
+function arrival(url) {
+  return new Promise((resolve) => {
+    const find = () => /** @type {PerformanceResourceTiming | undefined} */ (performance.getEntriesByName(url, "resource")[0]);
+    const seen = find();
+    if (seen) return resolve(seen);
+    const observer = new PerformanceObserver(() => {
+      const entry = find();
+      if (entry) {
+        observer.disconnect();
+        resolve(entry);
+      }
+    });
+    observer.observe({ type: "resource" });
+  });
+}
+
+/**
+ * Starts Pyodide: from this browser's kept snapshot if there is one, else from
+ * the site's when fetching it should beat starting CPython (siteSnapshotPays),
+ * else afresh. A snapshot that fails to load costs a warning and a fresh start.
+ * @param {Promise<(() => Uint8Array) | null>} opening
+ * @returns {Promise<{pyodide: any, restored: protocol.SnapshotSource, fetched: Uint8Array | null}>}
+ */
 async function startPyodide(opening) {
   const loadPyodide = /** @type {any} */ (self).loadPyodide;
   const options = { indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL };
   const read = await opening;
-  if (read) {
+  const { siteSnapshot } = await init;
+  const pays = !read && SITE_SNAPSHOT_URL && siteSnapshot !== "never" &&
+    (siteSnapshot === "always" || siteSnapshotPays(await arrival(ASM_JS_URL), SITE_SNAPSHOT_SIZE, protocol.LIMITS.siteSnapshotBudgetMs));
+  /** @type {protocol.SnapshotSource} */
+  const source = read ? "browser" : pays ? "site" : "";
+  if (source) {
     try {
-      const snapshot = SnapshotStore.checked(read());
-      return { pyodide: await loadPyodide({ ...options, _loadSnapshot: snapshot }), restored: true };
+      const bytes = source === "browser" && read ? read() : unpackSparse(new Uint8Array(await fetchBytes(SITE_SNAPSHOT_URL, "the site's start-up snapshot")));
+      const snapshot = SnapshotStore.checked(bytes);
+      const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      return { pyodide, restored: source, fetched: source === "site" ? snapshot : null };
     } catch (err) {
-      console.warn("pyodide-cells: the start-up snapshot did not load; starting afresh:", err);
-      await snapshots.drop();
+      console.warn(`pyodide-cells: the ${source === "site" ? "site's" : "kept"} start-up snapshot did not load; starting afresh:`, err);
+      if (source === "browser") await snapshots.drop();
     }
   }
-  return { pyodide: await loadPyodide({ ...options, _makeSnapshot: snapshots.available }), restored: false };
+  return { pyodide: await loadPyodide({ ...options, _makeSnapshot: snapshots.available }), restored: "", fetched: null };
 }
 
 // Request the files loadPyodide fetches itself (the standard library and the
@@ -172,9 +213,6 @@ function compileEarly(wasmURL) {
   );
 }
 
-/** A Python literal for a JS string or boolean (JSON's string escapes are Python's). @param {string | boolean} value */
-const py = (value) => (typeof value === "boolean" ? (value ? "True" : "False") : JSON.stringify(value));
-
 async function boot() {
   const [step1, step2, step3, step4] = protocol.BOOT_STEPS;
   post(protocol.status("loading", 1, step1, now()));
@@ -190,15 +228,15 @@ async function boot() {
   });
   runnerSource.catch(() => {}); // as the wheel
   fetchEarly([STDLIB_URL || PYODIDE_URL + "python_stdlib.zip", PYODIDE_URL + "pyodide-lock.json"]); // before compileEarly wraps fetch
-  const wasmFailed = compileEarly(PYODIDE_URL + "pyodide.asm.wasm");
+  const wasmFailed = compileEarly(WASM_URL);
   wasmFailed.catch(() => {}); // raced below
   importScripts(PYODIDE_URL + "pyodide.js");
   // The interpreter's JavaScript (100-200 ms to compile and run) is loaded here,
   // while the snapshot's file opens: loadPyodide skips loading it when
   // _createPyodideModule is already defined, and it must know whether it
   // restores a snapshot before it starts.
-  importScripts(PYODIDE_URL + "pyodide.asm.js");
-  const { pyodide, restored } = await Promise.race([startPyodide(opening), wasmFailed]);
+  importScripts(ASM_JS_URL);
+  const { pyodide, restored, fetched } = await Promise.race([startPyodide(opening), wasmFailed]);
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
     interrupt = new Uint8Array(interruptBuffer);
@@ -207,21 +245,18 @@ async function boot() {
   // The file system is not part of a snapshot: it is filled again either way.
   post(protocol.status("loading", 2, step2, now()));
   const wheelBytes = await wheel;
-  if (wheelBytes) pyodide.unpackArchive(wheelBytes, "wheel");
   // A restored interpreter has every labs module imported already: it needs no bytecode.
-  const bytecode = wheelBytes && !restored && (await labsBytecode);
-  if (bytecode) pyodide.unpackArchive(bytecode, "zip");
+  const bytecode = wheelBytes && !restored ? await labsBytecode : null;
   post(protocol.status("loading", 3, step3, now()));
-  pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", await runnerSource);
-  pyodide.FS.mkdirTree("/home/pyodide/IPython");
-  pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", IPYTHON_INIT);
-  pyodide.FS.writeFile("/home/pyodide/IPython/display.py", IPYTHON_DISPLAY);
-  pyodide.runPython(`${BOOT_PY}\nboot(${py(restored)}, ${py(restored ? "" : STDLIB_SOURCES_URL)}, False)\n`);
-  let snapshot = null;
+  const files = { boot: BOOT_PY, runner: await runnerSource, ipythonInit: IPYTHON_INIT, ipythonDisplay: IPYTHON_DISPLAY };
+  bootPython(pyodide, files, { wheel: wheelBytes ? new Uint8Array(wheelBytes) : null, bytecode: bytecode ? new Uint8Array(bytecode) : null,
+    restored: Boolean(restored), sourcesURL: STDLIB_SOURCES_URL });
+  /** @type {Uint8Array | null} what this browser keeps for its next visit */
+  let snapshot = fetched;
   if (!restored && snapshots.available) {
     try {
       // Every labs module imported first: a restored interpreter has them all.
-      if (wheelBytes) pyodide.runPython("import_labs()");
+      if (wheelBytes) importLabs(pyodide);
       snapshot = pyodide.makeMemorySnapshot(); // before any JavaScript object enters Python
     } catch (err) {
       console.warn("pyodide-cells: no start-up snapshot:", err);
@@ -229,7 +264,7 @@ async function boot() {
   }
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
   post(protocol.status("ready", 4, step4, now(), restored));
-  if (snapshot) setTimeout(() => snapshots.store(snapshot), 0);
+  if (snapshot && snapshots.available) setTimeout(() => snapshot && snapshots.store(snapshot), 0);
   return runner;
 }
 

@@ -60,19 +60,47 @@ def serve_stdlib_sources(base_url: str) -> None:
 
 
 def reseed_after_restore() -> None:
-    """A restored interpreter starts from the very memory of the first visit.
+    """A restored interpreter starts from the very memory of the visit (or build) that made it.
 
     The random module's state included (Pyodide imports it while starting):
     seed it again from the browser's crypto.getRandomValues, as a fresh start
     would, and let tempfile make a new generator for its names. The string
     hash seed cannot change in a running interpreter (every dict depends on
     it): hash("abc"), and so the order of a set of strings, is the same on
-    every restored visit.
+    every visit restored from one snapshot (from the site's, for every learner).
     """
     if "random" in sys.modules:
         sys.modules["random"].seed()
     if "tempfile" in sys.modules:
         sys.modules["tempfile"]._name_sequence = None
+    local_time_zone()
+
+
+def local_time_zone() -> None:
+    """Give ``time`` this browser's time zone, not the one the snapshot was made in.
+
+    CPython sets ``time.timezone``, ``altzone``, ``daylight`` and ``tzname``
+    once, when ``time`` is first imported, and Pyodide's ``time`` has no
+    ``tzset()``: a snapshot made at build time would tell a learner in New
+    York that they are in UTC. They are set again as Emscripten's tzset sets
+    them (from 1 January and 1 July of this year, names as the browser
+    abbreviates them). ``localtime()`` and ``datetime.now()`` were right
+    already: the browser answers each call.
+    """
+    import time
+
+    from js import Date, Object
+    from pyodide.ffi import to_js
+
+    year = Date.new().getFullYear()
+    options = to_js({"hour12": False, "timeZoneName": "short"}, dict_converter=Object.fromEntries)
+    # Minutes west of UTC, and the browser's short name, for winter and summer.
+    winter, summer = ((day.getTimezoneOffset(), day.toLocaleTimeString(None, options).split(" ")[1])
+                      for day in (Date.new(year, 0, 1), Date.new(year, 6, 1)))
+    standard, daylight = (winter, summer) if summer[0] < winter[0] else (summer, winter)
+    time.timezone, time.altzone = int(standard[0]) * 60, int(daylight[0]) * 60
+    time.daylight = int(winter[0] != summer[0])
+    time.tzname = (standard[1], daylight[1])
 
 
 def import_labs() -> None:

@@ -5,6 +5,9 @@ declare const SNAPSHOT_KEY: string;
 declare const LABS_WHEEL: string;
 declare const STDLIB_ZIP: string;
 declare const LABS_BYTECODE: string;
+declare const SITE_SNAPSHOT: string;
+// The site's start-up snapshot's size in bytes (0 when absent).
+declare const SITE_SNAPSHOT_BYTES: number;
 
 // importScripts(".../pyodide.js") defines loadPyodide on the worker's global scope.
 declare var loadPyodide: typeof import("pyodide").loadPyodide;

@@ -1,0 +1,48 @@
+// Build step (run by assets.py with Node): the site's start-up snapshot, a
+// Pyodide 0.26.2 memory snapshot of the interpreter a page starts (the cell
+// runner and every labs module imported, no cell run yet), made here once so
+// that a first visit on a fast link can restore it instead of starting CPython.
+//
+// It boots the very pyodide.asm.wasm/js the site serves (Pyodide 0.26 does not
+// check that a snapshot and the interpreter match), with the same standard
+// library zip, through the worker's own boot code (js/boot_python.js). Nothing
+// Node-only may be held by Python when the snapshot is taken: it holds only
+// paths into globalThis, resolved again in the browser's worker.
+//
+//   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
+//
+// Written without its long runs of zeros (snapshot.js packSparse).
+// Prints one JSON line: {"bytes": size of the file, "ms": time to make it}.
+
+import { readFileSync, writeFileSync, renameSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+import { bootPython, importLabs } from "./js/boot_python.js";
+import { packSparse } from "./js/snapshot.js";
+
+const [pyodideDir, stdlib, sourcesURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
+if (!out) {
+  console.error("usage: node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <labs wheel or \"\"> <labs bytecode or \"\"> <python dir> <out>");
+  process.exit(2);
+}
+const t0 = performance.now();
+const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
+const pyodide = await loadPyodide({
+  indexURL: pyodideDir + path.sep,
+  stdLibURL: stdlib,
+  _makeSnapshot: true,
+  stdout: () => {},
+  stderr: (/** @type {string} */ s) => console.error(s),
+});
+const text = (/** @type {string} */ name) => readFileSync(path.join(pythonDir, name), "utf8");
+const bytes = (/** @type {string} */ file) => (file ? new Uint8Array(readFileSync(file)) : null);
+bootPython(
+  pyodide,
+  { boot: text("worker_boot.py"), runner: text("runner.py"), ipythonInit: text("ipython/__init__.py"), ipythonDisplay: text("ipython/display.py") },
+  { wheel: bytes(wheel), bytecode: bytes(bytecode), restored: false, sourcesURL },
+);
+if (wheel) importLabs(pyodide);
+const snapshot = packSparse(pyodide.makeMemorySnapshot());
+writeFileSync(out + ".partial", snapshot);
+renameSync(out + ".partial", out); // a failed run leaves no half file under the real name
+console.log(JSON.stringify({ bytes: snapshot.length, ms: Math.round(performance.now() - t0) }));

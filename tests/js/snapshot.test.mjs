@@ -1,0 +1,54 @@
+// The site's start-up snapshot: its sparse packing, and the worker's choice to fetch it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { packSparse, siteSnapshotPays, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+
+const KIB = 1024;
+
+/** Bytes with a long run of zeros in the middle and at the end, a short run kept, and data at both edges. */
+function memoryLike() {
+  const bytes = new Uint8Array(400 * KIB);
+  for (let i = 0; i < 100 * KIB; i++) bytes[i] = (i * 7 + 3) % 251 || 1;
+  // 100..110 KiB: 10 KiB of zeros, shorter than a run worth leaving out
+  for (let i = 110 * KIB; i < 150 * KIB; i++) bytes[i] = i % 13;
+  // 150..300 KiB: zeros (150 KiB, left out), then data, then zeros to the end (left out)
+  bytes.fill(9, 300 * KIB, 320 * KIB);
+  return bytes;
+}
+
+test("packSparse leaves out runs of 64 KiB of zeros and unpackSparse puts every byte back", () => {
+  const bytes = memoryLike();
+  const packed = packSparse(bytes);
+  assert.ok(packed.length < bytes.length - 200 * KIB, `packed ${packed.length} of ${bytes.length}`);
+  assert.deepEqual(unpackSparse(packed), bytes);
+});
+
+test("a memory with no zeros, and one of zeros only, round-trip", () => {
+  const full = new Uint8Array(70 * KIB).fill(5);
+  assert.deepEqual(unpackSparse(packSparse(full)), full);
+  const empty = new Uint8Array(320 * KIB);
+  const packed = packSparse(empty);
+  assert.equal(packed.length, 12); // the header alone: no segment kept
+  assert.deepEqual(unpackSparse(packed), empty);
+});
+
+test("unpackSparse refuses bytes that are not a packed snapshot, or are cut short", () => {
+  assert.throws(() => unpackSparse(new Uint8Array(16)), /not a packed snapshot \(16 bytes\)/);
+  const packed = packSparse(memoryLike());
+  assert.throws(() => unpackSparse(packed.subarray(0, packed.length - 1)), /cut short/);
+});
+
+test("siteSnapshotPays: one round trip plus the snapshot at the measured file's rate, within the budget", () => {
+  // 1.2 MB decoded from first to last byte in 10 ms, 1 ms to the first byte: 12 MB take 1 + 100 ms.
+  const file = { requestStart: 50, responseStart: 51, responseEnd: 61, decodedBodySize: 1_200_000 };
+  assert.equal(siteSnapshotPays(file, 12_000_000, 101), true);
+  assert.equal(siteSnapshotPays(file, 12_000_000, 100), false);
+  // The same file over a 20 ms round trip and ten times slower: no.
+  assert.equal(siteSnapshotPays({ requestStart: 50, responseStart: 70, responseEnd: 170, decodedBodySize: 1_200_000 }, 12_000_000, 400), false);
+});
+
+test("siteSnapshotPays: nothing measured, or nothing to fetch, means no", () => {
+  assert.equal(siteSnapshotPays(undefined, 12_000_000, 400), false);
+  assert.equal(siteSnapshotPays({ requestStart: 0, responseStart: 0, responseEnd: 0, decodedBodySize: 0 }, 12_000_000, 400), false);
+  assert.equal(siteSnapshotPays({ requestStart: 1, responseStart: 2, responseEnd: 3, decodedBodySize: 1000 }, 0, 400), false);
+});
