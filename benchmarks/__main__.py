@@ -210,6 +210,25 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
     return result
 
 
+SITE_SNAPSHOT_PAGE = "micrograd lab"
+
+
+def bench_site_snapshot(browser, base: str, site: Path, runs: int, profile: str = "none") -> dict:
+    """Cold visits of one lab with the site's start-up snapshot never, then always, restored
+    (the page's ``?site-snapshot=``), interleaved: what the page's own choice (its cold
+    visits in bench_pages) is weighed against, per profile."""
+    modes = {"never": [], "always": []}
+    for _ in range(runs):
+        for mode, results in modes.items():
+            context = browser.new_context()
+            traffic = Traffic(site)
+            context.on("requestfinished", traffic.finished)
+            results.append(visit(context, traffic, f"{base}/{LAB_PAGES[SITE_SNAPSHOT_PAGE]}?site-snapshot={mode}", True, profile))
+            context.close()
+    return {mode: {"first_output_ms": median_of(results, "first_output_ms"), "wire_bytes": median_of(results, "wire_bytes"),
+                   "restored": [r["restored"] for r in results]} for mode, results in modes.items()}
+
+
 def median_of(runs: list[dict], key: str):
     values = [r[key] for r in runs if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -334,6 +353,27 @@ PROFILE_TARGETS = (
     ("bytes before first output", lambda r, fl: (r["cold"]["wire_bytes"] - fl["cold"]["wire_bytes"]) / 1e6,
      {"none": 0.5}, "floor +{:.2f} MB"),
 )
+
+
+def write_site_snapshot(profiles: dict, choice: dict) -> None:
+    """site_snapshot.csv: per profile, one lab's cold first output started afresh, restored from
+    the site's start-up snapshot, and as the page chose, with how often it chose the snapshot."""
+    with open(GENERATED / "site_snapshot.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["profile", "started afresh (ms)", "site's snapshot (ms)", "the page's choice (ms)",
+                    "chose the snapshot", "MB more with it"])
+        for profile, modes in choice.items():
+            page = profiles[profile][SITE_SNAPSHOT_PAGE]
+            chose = [restored_from(run["restored"]) for run in page["runs"]["cold"] if "restored" in run]
+            floor = profiles[profile][FLOOR]["cold"]["first_output_ms"]
+            never, always = modes["never"], modes["always"]
+
+            def ms(value: float) -> str:
+                return f"{value:.0f} ({value / floor:.2f}×)"
+
+            w.writerow([profile, ms(never["first_output_ms"]), ms(always["first_output_ms"]),
+                        ms(page["cold"]["first_output_ms"]), f"{chose.count('site')} of {len(chose)}",
+                        f"{(always['wire_bytes'] - never['wire_bytes']) / 1e6:+.2f}"])
 
 
 def write_profile_targets(profiles: dict) -> None:
@@ -475,6 +515,8 @@ def write_tables(data: dict) -> None:
                                 "–" if typed is None else f"{typed / profile_floor:.2f}"])
         write_profile_targets(profiles)
         write_waterfalls(profiles)
+        if data.get("site_snapshot"):
+            write_site_snapshot(profiles, data["site_snapshot"])
     with open(GENERATED / "targets.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["page", *(t[0] for t in TARGETS)])
@@ -573,9 +615,11 @@ def main(argv: list[str] | None = None) -> int:
         warm.close()
         data["pages"] = bench_pages(browser, base, site, runs, typed=True)
         data["profiles"] = {"none": data["pages"]}
+        data["site_snapshot"] = {"none": bench_site_snapshot(browser, base, site, runs)}
         for profile in profiles:
             print(f"pages on the {profile} profile …", flush=True)
             data["profiles"][profile] = bench_pages(browser, base, site, runs, profile, typed=True)
+            data["site_snapshot"][profile] = bench_site_snapshot(browser, base, site, runs, profile)
         print("pages from a plain static host …", flush=True)
         with PlainHost(site) as plain:
             data["pages_plain"] = bench_pages(browser, plain.base, site, runs)

@@ -143,6 +143,22 @@ def test_the_network_targets_are_judged_per_profile_against_that_profiles_floor(
                        "1.20 × (≤ 1.1) ✗ missed", "floor +0.40 MB"]
 
 
+def test_the_site_snapshot_table_weighs_the_pages_choice_against_both_starts_per_profile(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    p = profiles()
+    p["none"]["micrograd lab"]["runs"]["cold"] = [{"restored": "site"}] * 4 + [{"restored": ""}]
+    p["4G"]["micrograd lab"]["runs"]["cold"] = [{"restored": ""}] * 5
+    mode = lambda ms, wire: {"first_output_ms": ms, "wire_bytes": wire, "restored": []}  # noqa: E731
+    bench.write_site_snapshot(p, {"none": {"never": mode(1000, 5_400_000), "always": mode(700, 8_500_000)},
+                                  "4G": {"never": mode(4000, 5_400_000), "always": mode(7200, 8_500_000)}})
+    rows = read(tmp_path / "site_snapshot.csv")
+    assert rows[0] == ["profile", "started afresh (ms)", "site's snapshot (ms)", "the page's choice (ms)",
+                       "chose the snapshot", "MB more with it"]
+    # none: floor 2000 ms; the page's cold visit 800 ms. 4G: floor 4000 ms.
+    assert rows[1] == ["none", "1000 (0.50×)", "700 (0.35×)", "800 (0.40×)", "4 of 5", "+3.10"]
+    assert rows[2] == ["4G", "4000 (1.00×)", "7200 (1.80×)", "4000 (1.00×)", "0 of 5", "+3.10"]
+
+
 def test_each_profile_gets_a_waterfall_of_the_floor_and_lab_1_from_the_logged_run(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "GENERATED", tmp_path)
     bench.write_waterfalls(profiles())

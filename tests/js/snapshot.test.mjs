@@ -40,15 +40,28 @@ test("unpackSparse refuses bytes that are not a packed snapshot, or are cut shor
 
 test("siteSnapshotPays: one round trip plus the snapshot at the measured file's rate, within the budget", () => {
   // 1.2 MB decoded from first to last byte in 10 ms, 1 ms to the first byte: 12 MB take 1 + 100 ms.
-  const file = { requestStart: 50, responseStart: 51, responseEnd: 61, decodedBodySize: 1_200_000 };
+  const file = { requestStart: 50, responseStart: 51, responseEnd: 61, encodedBodySize: 1_200_000, decodedBodySize: 1_200_000 };
   assert.equal(siteSnapshotPays(file, 12_000_000, 101), true);
   assert.equal(siteSnapshotPays(file, 12_000_000, 100), false);
   // The same file over a 20 ms round trip and ten times slower: no.
-  assert.equal(siteSnapshotPays({ requestStart: 50, responseStart: 70, responseEnd: 170, decodedBodySize: 1_200_000 }, 12_000_000, 400), false);
+  assert.equal(siteSnapshotPays({ requestStart: 50, responseStart: 70, responseEnd: 170, encodedBodySize: 1_200_000, decodedBodySize: 1_200_000 },
+    12_000_000, 400), false);
+});
+
+test("siteSnapshotPays, asked again for a snapshot sent as it is: per byte on the wire, where the file came compressed", () => {
+  // pyodide.asm.js came as 200 kB of Brotli (1.2 MB decoded) in 10 ms: 12 MB decoded at that rate take 100 ms,
+  // but 12 MB on the wire take 600 ms.
+  const file = { requestStart: 50, responseStart: 51, responseEnd: 61, encodedBodySize: 200_000, decodedBodySize: 1_200_000 };
+  assert.equal(siteSnapshotPays(file, 12_000_000, 400), true);
+  assert.equal(siteSnapshotPays(file, 12_000_000, 400, true), false);
+  assert.equal(siteSnapshotPays(file, 12_000_000, 601, true), true);
+  // A host that compresses nothing: the file's rate per byte is its rate on the wire already.
+  const plain = { ...file, encodedBodySize: 1_200_000 };
+  assert.equal(siteSnapshotPays(plain, 12_000_000, 400, true), siteSnapshotPays(plain, 12_000_000, 400));
 });
 
 test("siteSnapshotPays: nothing measured, or nothing to fetch, means no", () => {
   assert.equal(siteSnapshotPays(undefined, 12_000_000, 400), false);
-  assert.equal(siteSnapshotPays({ requestStart: 0, responseStart: 0, responseEnd: 0, decodedBodySize: 0 }, 12_000_000, 400), false);
-  assert.equal(siteSnapshotPays({ requestStart: 1, responseStart: 2, responseEnd: 3, decodedBodySize: 1000 }, 0, 400), false);
+  assert.equal(siteSnapshotPays({ requestStart: 0, responseStart: 0, responseEnd: 0, encodedBodySize: 0, decodedBodySize: 0 }, 12_000_000, 400), false);
+  assert.equal(siteSnapshotPays({ requestStart: 1, responseStart: 2, responseEnd: 3, encodedBodySize: 1000, decodedBodySize: 1000 }, 0, 400), false);
 });

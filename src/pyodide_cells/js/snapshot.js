@@ -22,20 +22,6 @@ const SNAPSHOT_MAGIC = 1886286592;
 const WASM_PAGE = 65536;
 const MIN_MEMORY = 320 * WASM_PAGE; // pyodide.asm.wasm declares 320 pages; less makes instantiation hang
 
-/**
- * Whether the site's start-up snapshot (made at build time, `bytes` long)
- * should arrive within `budgetMs` (limits.json `siteSnapshotBudgetMs`, under
- * what restoring saves over starting CPython), judged by how a file the worker
- * just loaded from the same server arrived: one round trip (request to first
- * byte) plus the snapshot's bytes at that file's rate (first to last byte, per
- * byte once decoded; the file, pyodide.asm.js, compresses about as well).
- * Files that travel beside it share the link, so the rate is if anything too
- * low: a slow or unmeasured link fetches nothing more and starts afresh.
- * @param {{requestStart: number, responseStart: number, responseEnd: number, decodedBodySize: number} | undefined} file
- *   the file's resource timing entry
- * @param {number} bytes  the snapshot's size
- * @param {number} budgetMs
- */
 // The site's snapshot travels without its long runs of zeros (about 9 of its
 // 21 MB: memory Python has not used yet), which cost the browser time to
 // decode and pass to the worker even though they compress to nothing:
@@ -106,10 +92,31 @@ export function unpackSparse(packed) {
   return out;
 }
 
-export function siteSnapshotPays(file, bytes, budgetMs) {
+/**
+ * Whether the site's start-up snapshot (made at build time, `bytes` long)
+ * should arrive within `budgetMs` (limits.json `siteSnapshotBudgetMs`, under
+ * what restoring saves over starting CPython), judged by how a file the worker
+ * just loaded from the same server arrived: one round trip (request to first
+ * byte) plus the snapshot's bytes at that file's rate (first to last byte, per
+ * byte once decoded; the file, pyodide.asm.js, compresses about as well).
+ * Files that travel beside it share the link, so the rate is if anything too
+ * low: a slow or unmeasured link fetches nothing more and starts afresh.
+ *
+ * Asked again with `sentAsIs` once the snapshot's response says it is not
+ * compressed (a host that compresses scripts but not `.bin` files) while the
+ * file was: then every byte travels, timed per byte as the file travelled.
+ * @param {{requestStart: number, responseStart: number, responseEnd: number, encodedBodySize: number,
+ *   decodedBodySize: number} | undefined} file  the file's resource timing entry
+ * @param {number} bytes  the snapshot's size
+ * @param {number} budgetMs
+ * @param {boolean} [sentAsIs]
+ */
+export function siteSnapshotPays(file, bytes, budgetMs, sentAsIs = false) {
   if (!file || !(bytes > 0) || !(file.responseEnd > 0) || !(file.decodedBodySize > 0)) return false;
   const roundTrip = Math.max(0, file.responseStart - file.requestStart);
-  const msPerByte = Math.max(0, file.responseEnd - file.responseStart) / file.decodedBodySize;
+  const compressed = file.encodedBodySize > 0 && file.encodedBodySize < file.decodedBodySize;
+  const perBytes = sentAsIs && compressed ? file.encodedBodySize : file.decodedBodySize;
+  const msPerByte = Math.max(0, file.responseEnd - file.responseStart) / perBytes;
   return roundTrip + bytes * msPerByte <= budgetMs;
 }
 

@@ -124,22 +124,45 @@ async function startPyodide(opening) {
   const options = { indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL };
   const read = await opening;
   const { siteSnapshot } = await init;
-  const pays = !read && SITE_SNAPSHOT_URL && siteSnapshot !== "never" &&
-    (siteSnapshot === "always" || siteSnapshotPays(await arrival(ASM_JS_URL), SITE_SNAPSHOT_SIZE, protocol.LIMITS.siteSnapshotBudgetMs));
+  const budget = protocol.LIMITS.siteSnapshotBudgetMs;
+  const asmJs = !read && SITE_SNAPSHOT_URL && siteSnapshot === "auto" ? await arrival(ASM_JS_URL) : undefined;
+  const pays = !read && SITE_SNAPSHOT_URL && (siteSnapshot === "always" || siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget));
   /** @type {protocol.SnapshotSource} */
   const source = read ? "browser" : pays ? "site" : "";
   if (source) {
     try {
-      const bytes = source === "browser" && read ? read() : unpackSparse(new Uint8Array(await fetchBytes(SITE_SNAPSHOT_URL, "the site's start-up snapshot")));
-      const snapshot = SnapshotStore.checked(bytes);
-      const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
-      return { pyodide, restored: source, fetched: source === "site" ? snapshot : null };
+      const bytes = source === "browser" && read ? read() : await fetchSiteSnapshot(asmJs, budget);
+      if (bytes) {
+        const snapshot = SnapshotStore.checked(bytes);
+        const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        return { pyodide, restored: source, fetched: source === "site" ? snapshot : null };
+      }
     } catch (err) {
       console.warn(`pyodide-cells: the ${source === "site" ? "site's" : "kept"} start-up snapshot did not load; starting afresh:`, err);
       if (source === "browser") await snapshots.drop();
     }
   }
   return { pyodide: await loadPyodide({ ...options, _makeSnapshot: snapshots.available }), restored: "", fetched: null };
+}
+
+/**
+ * Fetches the site's start-up snapshot and unpacks it. With `asmJs` (the
+ * choice was measured), a response that is not compressed where pyodide.asm.js
+ * was is judged again by its whole size, and dropped unread when it would not
+ * pay: null, and Python starts afresh.
+ * @param {PerformanceResourceTiming | undefined} asmJs
+ * @param {number} budget
+ * @returns {Promise<Uint8Array | null>}
+ */
+async function fetchSiteSnapshot(asmJs, budget) {
+  const controller = new AbortController();
+  const response = await fetch(SITE_SNAPSHOT_URL, { signal: controller.signal });
+  if (!response.ok) throw new Error(`could not load the site's start-up snapshot from ${SITE_SNAPSHOT_URL}: HTTP ${response.status}`);
+  if (asmJs && !response.headers.get("Content-Encoding") && !siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget, true)) {
+    controller.abort();
+    return null;
+  }
+  return unpackSparse(new Uint8Array(await response.arrayBuffer()));
 }
 
 // Request the files loadPyodide fetches itself (the standard library and the
