@@ -92,22 +92,30 @@ async function fetchBytes(url, what) {
 }
 
 /**
- * The resource timing entry of `url`, once its response has arrived whole.
+ * The resource timing entry of `url`, a file that has arrived whole (the
+ * browser may record it a moment later), or undefined if none is recorded
+ * within `waitMs`: a browser that keeps no such record must not keep Python
+ * from starting.
  * @param {string} url
- * @returns {Promise<PerformanceResourceTiming>}
+ * @param {number} waitMs
+ * @returns {Promise<PerformanceResourceTiming | undefined>}
  */
-function arrival(url) {
+function arrival(url, waitMs) {
+  const find = () => /** @type {PerformanceResourceTiming | undefined} */ (performance.getEntriesByName(url, "resource")[0]);
+  const seen = find();
+  if (seen || typeof PerformanceObserver !== "function") return Promise.resolve(seen);
   return new Promise((resolve) => {
-    const find = () => /** @type {PerformanceResourceTiming | undefined} */ (performance.getEntriesByName(url, "resource")[0]);
-    const seen = find();
-    if (seen) return resolve(seen);
     const observer = new PerformanceObserver(() => {
       const entry = find();
-      if (entry) {
-        observer.disconnect();
-        resolve(entry);
-      }
+      if (entry) done(entry);
     });
+    const timer = setTimeout(() => done(undefined), waitMs);
+    /** @param {PerformanceResourceTiming | undefined} entry */
+    const done = (entry) => {
+      observer.disconnect();
+      clearTimeout(timer);
+      resolve(entry);
+    };
     observer.observe({ type: "resource" });
   });
 }
@@ -125,7 +133,8 @@ async function startPyodide(opening) {
   const read = await opening;
   const { siteSnapshot } = await init;
   const budget = protocol.LIMITS.siteSnapshotBudgetMs;
-  const asmJs = !read && SITE_SNAPSHOT_URL && siteSnapshot === "auto" ? await arrival(ASM_JS_URL) : undefined;
+  // pyodide.asm.js has arrived (importScripts): its record is due at once.
+  const asmJs = !read && SITE_SNAPSHOT_URL && siteSnapshot === "auto" ? await arrival(ASM_JS_URL, 100) : undefined;
   const pays = !read && SITE_SNAPSHOT_URL && (siteSnapshot === "always" || siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget));
   /** @type {protocol.SnapshotSource} */
   const source = read ? "browser" : pays ? "site" : "";
