@@ -361,7 +361,7 @@ def write_site_snapshot(profiles: dict, choice: dict) -> None:
     with open(GENERATED / "site_snapshot.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["profile", "started afresh (ms)", "site's snapshot (ms)", "the page's choice (ms)",
-                    "chose the snapshot", "MB more with it"])
+                    "chose the snapshot", "MB more when restored"])
         for profile, modes in choice.items():
             page = profiles[profile][SITE_SNAPSHOT_PAGE]
             chose = [restored_from(run["restored"]) for run in page["runs"]["cold"] if "restored" in run]

@@ -153,7 +153,7 @@ def test_the_site_snapshot_table_weighs_the_pages_choice_against_both_starts_per
                                   "4G": {"never": mode(4000, 5_400_000), "always": mode(7200, 8_500_000)}})
     rows = read(tmp_path / "site_snapshot.csv")
     assert rows[0] == ["profile", "started afresh (ms)", "site's snapshot (ms)", "the page's choice (ms)",
-                       "chose the snapshot", "MB more with it"]
+                       "chose the snapshot", "MB more when restored"]
     # none: floor 2000 ms; the page's cold visit 800 ms. 4G: floor 4000 ms.
     assert rows[1] == ["none", "1000 (0.50×)", "700 (0.35×)", "800 (0.40×)", "4 of 5", "+3.10"]
     assert rows[2] == ["4G", "4000 (1.00×)", "7200 (1.80×)", "4000 (1.00×)", "0 of 5", "+3.10"]

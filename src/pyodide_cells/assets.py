@@ -22,6 +22,7 @@ What lands in the built site, all served from the same origin:
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import shutil
@@ -96,14 +97,14 @@ class Bytecode(NamedTuple):
 
 
 def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
-              bytecode: Bytecode = Bytecode("", ""), site_snapshot: tuple[str, int] = ("", 0)) -> None:
+              bytecode: Bytecode = Bytecode("", ""), site_snapshot: SiteSnapshot | None = None) -> None:
     """Bundle the page script (CodeMirror 6 in a chunk of its own) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
     file name), ``bytecode`` (:func:`precompile_bytecode`'s file names) and
-    ``site_snapshot`` (:func:`make_snapshot`'s file name and size in bytes)
+    ``site_snapshot`` (:func:`make_snapshot`'s file)
     are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL``,
-    ``STDLIB_ZIP``, ``LABS_BYTECODE``, ``SITE_SNAPSHOT`` and ``SITE_SNAPSHOT_BYTES``:
+    ``STDLIB_ZIP``, ``LABS_BYTECODE``, ``SITE_SNAPSHOT``, ``SITE_SNAPSHOT_BYTES`` and ``SITE_SNAPSHOT_INTEGRITY``:
     the worker starts loading without waiting for the page,
     and a page that an incremental build did not rewrite cannot name a stale
     file.
@@ -143,7 +144,8 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             cmd += [f"--define:{name}={json.dumps(value)}"
                     for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
                                         ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs),
-                                        ("SITE_SNAPSHOT", site_snapshot[0]), ("SITE_SNAPSHOT_BYTES", site_snapshot[1]))]
+                                        *zip(("SITE_SNAPSHOT", "SITE_SNAPSHOT_BYTES", "SITE_SNAPSHOT_INTEGRITY"),
+                                             site_snapshot or SiteSnapshot("", 0, "")))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -195,7 +197,7 @@ def on_builder_inited(app: Sphinx) -> None:
     bytecode = precompile_bytecode(node_modules / "pyodide", HERE / "python" / "runner.py",
                                    static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
-    site_snapshot = ("", 0)
+    site_snapshot = None
     if app.config.pyodide_cells_site_snapshot:
         site_snapshot = make_snapshot(node_modules / "pyodide", static, wheel, bytecode, key)
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode, site_snapshot=site_snapshot)
@@ -281,8 +283,16 @@ def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, sta
     return names
 
 
-def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> tuple[str, int]:
-    """Write the site's start-up snapshot; return its name under ``_static/pyodide_cells/`` and its size.
+class SiteSnapshot(NamedTuple):
+    """The file written by :func:`make_snapshot`."""
+
+    name: str  #: in ``_static/pyodide_cells/``
+    bytes: int  #: its size
+    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker fetches it with it
+
+
+def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> SiteSnapshot:
+    """Write the site's start-up snapshot; return its name under ``_static/pyodide_cells/``, size and digest.
 
     ``pyodide_cells/startup-<key>.bin``: a Pyodide memory snapshot of the
     interpreter a page starts (runner and labs imported), made by
@@ -312,7 +322,8 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
     for old in out.parent.glob("startup-*.bin*"):
         if old.name not in (name, name + ".br"):
             old.unlink()
-    return name, out.stat().st_size
+    data = out.read_bytes()
+    return SiteSnapshot(name, len(data), "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode())
 
 
 def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:

@@ -25,6 +25,10 @@ if (!out) {
   console.error("usage: node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <labs wheel or \"\"> <labs bytecode or \"\"> <python dir> <out>");
   process.exit(2);
 }
+// Under Node, Emscripten names the program after this script (sys.executable,
+// sys.orig_argv, $_): the snapshot would carry the build machine's path to
+// every learner. Without arguments it says "./this.program", as in a browser.
+process.argv.splice(1);
 const t0 = performance.now();
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const pyodide = await loadPyodide({

@@ -225,6 +225,8 @@ def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_wor
     open_fresh(page, base_url, "always")
     assert restored(page) == "site"
     assert "from the site's start-up snapshot" in page.locator(".pc-runtime").inner_text()
+    # A phone shows two lines of the bar: the whole text is its title.
+    assert "from the site's start-up snapshot" in page.locator(".pc-runtime-text").get_attribute("title")
     # Every labs module is in it; their sources are on disk (the wheel is unpacked again).
     out = run(page, "import sys, inspect, labs.paged_attention as pa\n"
                     "print(sorted(m for m in sys.modules if m.startswith('labs.'))[:2], inspect.getsource(pa.BlockTable)[:16])")
@@ -243,16 +245,22 @@ def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_wor
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
 
 
-TIME_ZONE = "import time\nprint(time.tzname, time.timezone, time.altzone, time.daylight)"
+TIME_ZONE = (
+    "import time, datetime\n"
+    "january = time.mktime((2026, 1, 15, 12, 0, 0, 0, 0, -1))\n"
+    "print(time.tzname, time.timezone, time.altzone, time.daylight, time.strftime('%Z', time.localtime(january)),\n"
+    "      time.localtime(january).tm_zone, datetime.datetime.fromtimestamp(january).astimezone().tzname())"
+)
 
 
 @pytest.mark.parametrize(("zone", "expected"), [
-    ("America/New_York", "('EST', 'EDT') 18000 14400 1"),
-    ("Asia/Kolkata", "('GMT+5:30', 'GMT+5:30') -19800 -19800 0"),
+    ("America/New_York", "('EST', 'EDT') 18000 14400 1 EST EST EST"),
+    ("Asia/Kolkata", "('GMT+5:30', 'GMT+5:30') -19800 -19800 0 GMT+5:30 GMT+5:30 GMT+5:30"),
 ])
 def test_an_interpreter_from_the_sites_snapshot_has_the_learners_time_zone(browser, base_url, zone, expected):
-    """The snapshot was made where the site was built (time.tzname is set once, on import):
-    a restored interpreter must say what a fresh one in the learner's time zone says."""
+    """The snapshot was made where the site was built (the C library's zone and time.tzname are
+    set once per process): a restored interpreter must say what a fresh one in the learner's
+    time zone says, in time's attributes, in %Z and in tm_zone."""
     answers = {}
     for site_snapshot in ("never", "always"):
         context = browser.new_context(timezone_id=zone)
@@ -292,3 +300,78 @@ def test_a_site_snapshot_sent_uncompressed_is_judged_again_by_its_size(page, bas
         pytest.skip("pyodide.asm.js arrived too slowly here for the site's snapshot to be asked for at all")
     assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+
+
+ENVIRONMENT = (
+    "import os, sys, locale\n"
+    "print(os.environ['_'], sys.executable, sys.orig_argv, os.environ['LANG'], locale.getlocale(), sys.path.count('/home/pyodide'))\n"
+    "import js\n"
+    "print(js.navigator.userAgent == js.navigator.userAgent, js.location.href.split('?')[0].rsplit('/', 1)[-1])"
+)
+
+
+def test_an_interpreter_from_the_sites_snapshot_has_this_browsers_environment_not_the_builds(browser, base_url):
+    """Made in Node, the snapshot held the build's script path as the program, LANG=C.UTF-8 and
+    its locale, and the home folder twice on sys.path; a fresh start (which can make a snapshot)
+    gave cells a `js` whose browser getters raised "Illegal invocation"."""
+    answers = {}
+    for site_snapshot in ("never", "always"):
+        context = browser.new_context(locale="de-DE")
+        try:
+            page = context.new_page()
+            open_fresh(page, base_url, site_snapshot)
+            answers[restored(page)] = run(page, ENVIRONMENT)["stdout"].splitlines()
+        finally:
+            context.close()
+    expected = ["./this.program /home/pyodide/this.program ['./this.program'] de_DE.UTF-8 ('de_DE', 'UTF-8') 1", "True worker.js"]
+    assert answers == {"": expected, "site": expected}
+
+
+def test_a_site_snapshot_that_stalls_is_given_up_and_python_starts_afresh(page, base_url):
+    held = []
+    page.route("**/_static/pyodide_cells/startup-*.bin*", lambda route: held.append(route))  # never answered
+    open_lab(page, base_url)
+    if not held:
+        pytest.skip("pyodide.asm.js arrived too slowly here for the site's snapshot to be asked for at all")
+    assert restored(page) == ""
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+
+
+def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page, base_url):
+    """50 bytes flipped past the header: the right shape, the wrong memory (it restored, then
+    failed while booting, or worse, booted). Its SHA-256 (Subresource Integrity) refuses it."""
+    def damaged(route):
+        body = bytearray(route.fetch().body())
+        for k in range(50):
+            body[200_000 + 7919 * k] ^= 0xFF
+        route.fulfill(status=200, body=bytes(body), content_type="application/octet-stream")
+
+    warnings = []
+    page.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
+    page.route("**/_static/pyodide_cells/startup-*.bin*", damaged)
+    open_fresh(page, base_url, "always")
+    assert restored(page) == ""
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+    assert any("site's start-up snapshot did not load" in w for w in warnings), warnings
+
+
+def test_an_unknown_site_snapshot_value_is_named_in_a_warning(page, base_url):
+    warnings = []
+    page.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
+    page.goto(f"{base_url}/micrograd.html?site-snapshot=yes")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert any("?site-snapshot=yes is not understood: expected always or never" in w for w in warnings), warnings
+
+
+def test_two_tabs_that_start_together_keep_one_snapshot_without_a_warning(two_tabs, base_url):
+    first, second = two_tabs
+    warnings = []
+    for tab in two_tabs:
+        tab.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
+    first.goto(f"{base_url}/micrograd.html?site-snapshot=always", wait_until="commit")
+    second.goto(f"{base_url}/online_softmax.html?site-snapshot=always", wait_until="commit")
+    for tab in two_tabs:
+        tab.wait_for_function(READY, timeout=TIMEOUT)
+        assert restored(tab) == "site"
+    assert stored_snapshot(first)["bytes"] > 10_000_000
+    assert [w for w in warnings if "start-up snapshot" in w] == []

@@ -16,6 +16,9 @@
   var config = window.PYODIDE_CELLS_CONFIG || {};
   var asked = new URLSearchParams(location.search).get("site-snapshot");
   var siteSnapshot = asked === "always" || asked === "never" ? asked : "auto";
+  if (asked !== null && siteSnapshot === "auto") {
+    console.warn("pyodide-cells: ?site-snapshot=" + asked + " is not understood: expected always or never; choosing by the link's speed");
+  }
 
   function start() {
     var isolated = window.crossOriginIsolated && typeof SharedArrayBuffer === "function";

@@ -28,6 +28,7 @@ const py = (value) => (typeof value === "boolean" ? (value ? "True" : "False") :
  *   relative to the worker's URL so that a snapshot made elsewhere still finds them.
  */
 export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesURL }) {
+  if (restored) setTimeZone(pyodide._module);
   if (wheel) pyodide.unpackArchive(wheel, "wheel");
   if (wheel && bytecode && !restored) pyodide.unpackArchive(bytecode, "zip");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", files.runner);
@@ -35,6 +36,30 @@ export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesU
   pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", files.ipythonInit);
   pyodide.FS.writeFile("/home/pyodide/IPython/display.py", files.ipythonDisplay);
   pyodide.runPython(`${files.boot}\nboot(${py(restored)}, ${py(restored ? "" : sourcesURL)}, False)\n`);
+}
+
+/**
+ * Gives the C library this browser's time zone, as Emscripten's tzset does
+ * (Pyodide 0.26, `__tzset_js`): it does so once per process, so a restored
+ * interpreter holds the zone of the process that made the snapshot (for the
+ * site's, the build machine's), and `time.strftime("%Z")`, `tm_zone` and
+ * `datetime.now().astimezone()` would name it. worker_boot.local_time_zone
+ * then sets the `time` module's own copies from these.
+ * @param {any} module  Pyodide's Emscripten module (`pyodide._module`)
+ */
+function setTimeZone(module) {
+  const year = new Date().getFullYear();
+  const winter = new Date(year, 0, 1);
+  const summer = new Date(year, 6, 1);
+  const name = (/** @type {Date} */ day) => day.toLocaleTimeString(undefined, { hour12: false, timeZoneName: "short" }).split(" ")[1];
+  // Minutes west of UTC; the standard time is the one further west.
+  const [west, westInSummer] = [winter.getTimezoneOffset(), summer.getTimezoneOffset()];
+  module.HEAP32[module._timezone >> 2] = Math.max(west, westInSummer) * 60;
+  module.HEAP32[module._daylight >> 2] = Number(west !== westInSummer);
+  const [standard, daylight] = westInSummer < west ? [winter, summer] : [summer, winter];
+  const names = module._tzname >> 2; // char *tzname[2], each a buffer of 17 bytes
+  module.stringToUTF8(name(standard), module.HEAPU32[names], 17);
+  module.stringToUTF8(name(daylight), module.HEAPU32[names + 1], 17);
 }
 
 /**

@@ -187,14 +187,22 @@ export class SnapshotStore {
     return bytes;
   }
 
-  /** Written under a temporary name, then renamed: a visit never reads half a file. @param {Uint8Array} bytes */
+  /**
+   * Written under a temporary name of this tab's own, then renamed: a visit
+   * never reads half a file, and two tabs that start together do not write
+   * into one file. If the other tab's copy is in place first, this one is dropped.
+   * @param {Uint8Array} bytes
+   */
   async store(bytes) {
+    /** @type {any} */
+    let folder = null;
+    const partialName = `${this.name}.${Math.random().toString(36).slice(2, 10)}.partial`;
     try {
-      const folder = /** @type {any} */ (await navigator.storage.getDirectory());
+      folder = await navigator.storage.getDirectory();
       for await (const name of folder.keys()) {
-        if (name.startsWith(this.prefix) && name !== this.name) await folder.removeEntry(name); // older builds'
+        if (name.startsWith(this.prefix) && !name.startsWith(this.name)) await folder.removeEntry(name); // older builds'
       }
-      const partial = await folder.getFileHandle(`${this.name}.partial`, { create: true });
+      const partial = await folder.getFileHandle(partialName, { create: true });
       const handle = await partial.createSyncAccessHandle();
       try {
         handle.truncate(0);
@@ -205,7 +213,18 @@ export class SnapshotStore {
       }
       await partial.move(this.name);
     } catch (err) {
-      console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
+      if (folder && (await this.kept(folder))) await folder.removeEntry(partialName).catch(() => {});
+      else console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
+    }
+  }
+
+  /** Whether the snapshot is in place (another tab kept it). @param {any} folder */
+  async kept(folder) {
+    try {
+      await folder.getFileHandle(this.name);
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -79,7 +79,10 @@ export class StatusBar {
       }
       text = kernel.note || (page.ranAny ? "Python ready" : this.readyText);
     }
-    if (this.text.textContent !== text) this.text.textContent = text;
+    if (this.text.textContent !== text) {
+      this.text.textContent = text;
+      this.text.title = text; // a phone shows two lines of it; the rest on a long press or hover
+    }
     this.root.dataset.state = state;
     document.documentElement.dataset.pyodideState = state;
     this.progress.hidden = kernel.state !== "loading";

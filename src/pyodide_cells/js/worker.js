@@ -18,7 +18,7 @@ import BOOT_PY from "../python/worker_boot.py";
 import IPYTHON_INIT from "../python/ipython/__init__.py";
 import IPYTHON_DISPLAY from "../python/ipython/display.py";
 
-/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE, SITE_SNAPSHOT, SITE_SNAPSHOT_BYTES */
+/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE, SITE_SNAPSHOT, SITE_SNAPSHOT_BYTES, SITE_SNAPSHOT_INTEGRITY */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 // The runner and the wheel carry the snapshot key as their version (?v=): a
@@ -43,6 +43,8 @@ const snapshots = new SnapshotStore(new URL(".", HERE).href, KEY);
 // The site's start-up snapshot, made at build time (make_snapshot.mjs), and its size in bytes.
 const SITE_SNAPSHOT_URL = typeof SITE_SNAPSHOT === "string" && SITE_SNAPSHOT ? new URL(SITE_SNAPSHOT, HERE).href : "";
 const SITE_SNAPSHOT_SIZE = typeof SITE_SNAPSHOT_BYTES === "number" ? SITE_SNAPSHOT_BYTES : 0;
+// Its SHA-256 (Subresource Integrity): a damaged copy is refused before it is restored.
+const SITE_SNAPSHOT_SRI = typeof SITE_SNAPSHOT_INTEGRITY === "string" ? SITE_SNAPSHOT_INTEGRITY : "";
 const WASM_URL = PYODIDE_URL + "pyodide.asm.wasm";
 const ASM_JS_URL = PYODIDE_URL + "pyodide.asm.js";
 
@@ -151,27 +153,54 @@ async function startPyodide(opening) {
       if (source === "browser") await snapshots.drop();
     }
   }
-  return { pyodide: await loadPyodide({ ...options, _makeSnapshot: snapshots.available }), restored: "", fetched: null };
+  return { pyodide: await startAfresh(), restored: "", fetched: null };
+}
+
+/** A fresh start of Pyodide, making a snapshot possible where this browser can keep one. */
+function startAfresh() {
+  const loadPyodide = /** @type {any} */ (self).loadPyodide;
+  return loadPyodide({ indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL, _makeSnapshot: snapshots.available });
 }
 
 /**
- * Fetches the site's start-up snapshot and unpacks it. With `asmJs` (the
- * choice was measured), a response that is not compressed where pyodide.asm.js
- * was is judged again by its whole size, and dropped unread when it would not
- * pay: null, and Python starts afresh.
+ * Fetches the site's start-up snapshot, checks its digest and unpacks it.
+ * With `asmJs` (the choice was measured), a response that is not compressed
+ * where pyodide.asm.js was is judged again by its whole size, and dropped
+ * unread when it would not pay (null: Python starts afresh); and one that has
+ * not arrived by three times the budget is given up (it throws), since a
+ * fresh start would have been quicker by then.
  * @param {PerformanceResourceTiming | undefined} asmJs
  * @param {number} budget
  * @returns {Promise<Uint8Array | null>}
  */
 async function fetchSiteSnapshot(asmJs, budget) {
   const controller = new AbortController();
-  const response = await fetch(SITE_SNAPSHOT_URL, { signal: controller.signal });
-  if (!response.ok) throw new Error(`could not load the site's start-up snapshot from ${SITE_SNAPSHOT_URL}: HTTP ${response.status}`);
-  if (asmJs && !response.headers.get("Content-Encoding") && !siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget, true)) {
-    controller.abort();
-    return null;
+  const giveUp = asmJs ? setTimeout(() => controller.abort(new Error(`it took over ${3 * budget} ms`)), 3 * budget) : undefined;
+  try {
+    const response = await fetch(SITE_SNAPSHOT_URL, { signal: controller.signal, integrity: SITE_SNAPSHOT_SRI || undefined });
+    if (!response.ok) throw new Error(`could not load the site's start-up snapshot from ${SITE_SNAPSHOT_URL}: HTTP ${response.status}`);
+    if (asmJs && !response.headers.get("Content-Encoding") && !siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget, true)) {
+      controller.abort();
+      return null;
+    }
+    return unpackSparse(new Uint8Array(await response.arrayBuffer()));
+  } finally {
+    clearTimeout(giveUp);
   }
-  return unpackSparse(new Uint8Array(await response.arrayBuffer()));
+}
+
+/**
+ * Gives cells the worker's real global scope as `js`. A start that can make a
+ * snapshot (`_makeSnapshot`) registers `js` as a proxy that records the paths
+ * Python takes into it, and the getters of the browser's objects refuse that
+ * proxy as `this`: `js.navigator.userAgent` or `js.location.href` raised
+ * "TypeError: Illegal invocation". Once the snapshot is taken, `js` is the
+ * real thing; modules imported before keep what they took.
+ * @param {any} pyodide
+ */
+function seeRealGlobals(pyodide) {
+  pyodide.registerJsModule("js", self);
+  pyodide.runPython("import sys\nsys.modules.pop('js', None)");
 }
 
 // Request the files loadPyodide fetches itself (the standard library and the
@@ -268,21 +297,32 @@ async function boot() {
   // _createPyodideModule is already defined, and it must know whether it
   // restores a snapshot before it starts.
   importScripts(ASM_JS_URL);
-  const { pyodide, restored, fetched } = await Promise.race([startPyodide(opening), wasmFailed]);
+  let { pyodide, restored, fetched } = await Promise.race([startPyodide(opening), wasmFailed]);
+  // The file system is not part of a snapshot: it is filled again either way.
+  post(protocol.status("loading", 2, step2, now()));
+  const wheelBytes = await wheel;
+  const bytecode = wheelBytes ? await labsBytecode : null; // a restored interpreter does not use it
+  post(protocol.status("loading", 3, step3, now()));
+  const files = { boot: BOOT_PY, runner: await runnerSource, ipythonInit: IPYTHON_INIT, ipythonDisplay: IPYTHON_DISPLAY };
+  const how = (/** @type {boolean} */ fromSnapshot) => ({ wheel: wheelBytes ? new Uint8Array(wheelBytes) : null,
+    bytecode: bytecode ? new Uint8Array(bytecode) : null, restored: fromSnapshot, sourcesURL: STDLIB_SOURCES_URL });
+  try {
+    bootPython(pyodide, files, how(Boolean(restored)));
+  } catch (err) {
+    if (!restored) throw err;
+    // Restored, but damaged in a way its shape did not show: start afresh after all.
+    console.warn(`pyodide-cells: the ${restored === "site" ? "site's" : "kept"} start-up snapshot restored but did not boot; starting afresh:`, err);
+    if (restored === "browser") await snapshots.drop();
+    pyodide = await Promise.race([startAfresh(), wasmFailed]);
+    restored = "";
+    fetched = null;
+    bootPython(pyodide, files, how(false));
+  }
   const { interruptBuffer } = await init;
   if (interruptBuffer) {
     interrupt = new Uint8Array(interruptBuffer);
     pyodide.setInterruptBuffer(interrupt);
   }
-  // The file system is not part of a snapshot: it is filled again either way.
-  post(protocol.status("loading", 2, step2, now()));
-  const wheelBytes = await wheel;
-  // A restored interpreter has every labs module imported already: it needs no bytecode.
-  const bytecode = wheelBytes && !restored ? await labsBytecode : null;
-  post(protocol.status("loading", 3, step3, now()));
-  const files = { boot: BOOT_PY, runner: await runnerSource, ipythonInit: IPYTHON_INIT, ipythonDisplay: IPYTHON_DISPLAY };
-  bootPython(pyodide, files, { wheel: wheelBytes ? new Uint8Array(wheelBytes) : null, bytecode: bytecode ? new Uint8Array(bytecode) : null,
-    restored: Boolean(restored), sourcesURL: STDLIB_SOURCES_URL });
   /** @type {Uint8Array | null} what this browser keeps for its next visit */
   let snapshot = fetched;
   if (!restored && snapshots.available) {
@@ -294,6 +334,7 @@ async function boot() {
       console.warn("pyodide-cells: no start-up snapshot:", err);
     }
   }
+  if (!restored && snapshots.available) seeRealGlobals(pyodide);
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
   post(protocol.status("ready", 4, step4, now(), restored));
   if (snapshot && snapshots.available) setTimeout(() => snapshot && snapshots.store(snapshot), 0);

@@ -74,6 +74,9 @@ def reseed_after_restore() -> None:
     if "tempfile" in sys.modules:
         sys.modules["tempfile"]._name_sequence = None
     local_time_zone()
+    browser_locale()
+    # loadPyodide puts the home folder first on the path on every start, restores too.
+    sys.path[:] = list(dict.fromkeys(sys.path))
 
 
 def local_time_zone() -> None:
@@ -82,25 +85,36 @@ def local_time_zone() -> None:
     CPython sets ``time.timezone``, ``altzone``, ``daylight`` and ``tzname``
     once, when ``time`` is first imported, and Pyodide's ``time`` has no
     ``tzset()``: a snapshot made at build time would tell a learner in New
-    York that they are in UTC. They are set again as Emscripten's tzset sets
-    them (from 1 January and 1 July of this year, names as the browser
-    abbreviates them). ``localtime()`` and ``datetime.now()`` were right
-    already: the browser answers each call.
+    York that they are in UTC. boot_python.js has given the C library the
+    browser's zone again; this sets them from it as CPython computes them
+    (from 1 January and 1 July, the southern hemisphere's summer included).
     """
     import time
 
-    from js import Date, Object
-    from pyodide.ffi import to_js
+    year = time.localtime().tm_year
+    january, july = (time.localtime(time.mktime((year, month, 1, 0, 0, 0, 0, 0, -1))) for month in (1, 7))
+    standard, summer = (july, january) if -january.tm_gmtoff < -july.tm_gmtoff else (january, july)
+    time.timezone, time.altzone = -standard.tm_gmtoff, -summer.tm_gmtoff
+    time.daylight = int(january.tm_gmtoff != july.tm_gmtoff)
+    time.tzname = (standard.tm_zone, summer.tm_zone)
 
-    year = Date.new().getFullYear()
-    options = to_js({"hour12": False, "timeZoneName": "short"}, dict_converter=Object.fromEntries)
-    # Minutes west of UTC, and the browser's short name, for winter and summer.
-    winter, summer = ((day.getTimezoneOffset(), day.toLocaleTimeString(None, options).split(" ")[1])
-                      for day in (Date.new(year, 0, 1), Date.new(year, 6, 1)))
-    standard, daylight = (winter, summer) if summer[0] < winter[0] else (summer, winter)
-    time.timezone, time.altzone = int(standard[0]) * 60, int(daylight[0]) * 60
-    time.daylight = int(winter[0] != summer[0])
-    time.tzname = (standard[1], daylight[1])
+
+def browser_locale() -> None:
+    """The language a fresh start in this browser would have, not the snapshot's.
+
+    Emscripten sets ``LANG`` from the browser's first language when the
+    process starts, and CPython sets its ``LC_CTYPE`` locale from it: a
+    snapshot made in Node holds ``C.UTF-8``.
+    """
+    import os
+
+    import _locale
+    from js import navigator
+
+    languages = getattr(navigator, "languages", None)
+    first = languages[0] if languages is not None and languages.length else "C"
+    os.environ["LANG"] = first.replace("-", "_", 1) + ".UTF-8"
+    _locale.setlocale(_locale.LC_CTYPE, "")
 
 
 def import_labs() -> None:

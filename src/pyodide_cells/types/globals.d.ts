@@ -8,6 +8,8 @@ declare const LABS_BYTECODE: string;
 declare const SITE_SNAPSHOT: string;
 // The site's start-up snapshot's size in bytes (0 when absent).
 declare const SITE_SNAPSHOT_BYTES: number;
+// Its Subresource Integrity digest ("sha256-<base64>"), "" when absent.
+declare const SITE_SNAPSHOT_INTEGRITY: string;
 
 // importScripts(".../pyodide.js") defines loadPyodide on the worker's global scope.
 declare var loadPyodide: typeof import("pyodide").loadPyodide;
