@@ -54,6 +54,8 @@ WORKER_SOURCES = (
     HERE / "python" / "ipython" / "__init__.py",
     HERE / "python" / "ipython" / "display.py",
 )
+# The site's start-up snapshot under _static/pyodide_cells/, * being its key (make_snapshot).
+SITE_SNAPSHOT_NAME = "startup-*.bin"
 PYODIDE_FILES = (
     "pyodide.js",
     "pyodide.asm.js",
@@ -303,7 +305,7 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
 
     Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
     """
-    name = f"startup-{key}.bin"
+    name = SITE_SNAPSHOT_NAME.replace("*", key)
     out = static / "pyodide_cells" / name
     if not out.is_file():
         node = shutil.which("node")
@@ -319,7 +321,7 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
         if proc.returncode != 0 or not out.is_file():
             raise ExtensionError(f"pyodide_cells: making the start-up snapshot failed:\n{proc.stderr[-2000:]}")
         logger.info("pyodide_cells: %s (%s)", name, proc.stdout.strip())
-    for old in out.parent.glob("startup-*.bin*"):
+    for old in out.parent.glob(SITE_SNAPSHOT_NAME + "*"):
         if old.name not in (name, name + ".br"):
             old.unlink()
     data = out.read_bytes()

@@ -19,13 +19,12 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-from .assets import _node_modules
+from .assets import SITE_SNAPSHOT_NAME, _node_modules
 from .serve import COMPRESSIBLE
 
 HERE = Path(__file__).parent
 MIN_BYTES = 1024  # below this, headers cost more than compression saves
 EARLY = ("pyodide.asm.wasm", "pyodide.asm.js", "pyodide-lock.json")  # under _static/pyodide/
-SNAPSHOTS = "startup-*.bin"  # under _static/pyodide_cells/ (assets.make_snapshot): early too, the slowest of all
 
 
 def compressible(outdir: Path) -> list[Path]:
@@ -61,7 +60,8 @@ def on_builder_inited(app: Sphinx) -> None:
     if app.builder.format != "html":
         return
     static = Path(app.outdir) / "_static"
-    candidates = [static / "pyodide" / name for name in EARLY] + sorted((static / "pyodide_cells").glob(SNAPSHOTS))
+    # The site's start-up snapshot is early too: of all the files, it takes longest to compress.
+    candidates = [static / "pyodide" / name for name in EARLY] + sorted((static / "pyodide_cells").glob(SITE_SNAPSHOT_NAME))
     files = [path for path in candidates if path.is_file() and not is_fresh(path)]
     if files:
         app.pyodide_cells_brotli = subprocess.Popen(

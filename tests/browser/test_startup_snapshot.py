@@ -72,6 +72,32 @@ def restored(page) -> str:
     return page.evaluate("window.pyodideCells.runtime.restored")
 
 
+# Every request for the site's snapshot, whatever its key (assets.SITE_SNAPSHOT_NAME).
+SITE_SNAPSHOT_URLS = "**/_static/pyodide_cells/startup-*.bin*"
+
+
+def warnings_of(page) -> list[str]:
+    """The console warnings the page (and its worker) will log, as they come."""
+    found = []
+    page.on("console", lambda msg: msg.type == "warning" and found.append(msg.text))
+    return found
+
+
+def fresh_and_site(browser, base_url, code: str, **context_options) -> dict:
+    """What ``code`` prints in a fresh interpreter and in one restored from the site's
+    snapshot, each a cold visit in a new context made with ``context_options``: {"": ..., "site": ...}."""
+    answers = {}
+    for site_snapshot in ("never", "always"):
+        context = browser.new_context(**context_options)
+        try:
+            page = context.new_page()
+            open_fresh(page, base_url, site_snapshot)
+            answers[restored(page)] = run(page, code)["stdout"]
+        finally:
+            context.close()
+    return answers
+
+
 def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_url):
     open_fresh(page, base_url)
     assert restored(page) == ""
@@ -261,21 +287,13 @@ def test_an_interpreter_from_the_sites_snapshot_has_the_learners_time_zone(brows
     """The snapshot was made where the site was built (the C library's zone and time.tzname are
     set once per process): a restored interpreter must say what a fresh one in the learner's
     time zone says, in time's attributes, in %Z and in tm_zone."""
-    answers = {}
-    for site_snapshot in ("never", "always"):
-        context = browser.new_context(timezone_id=zone)
-        try:
-            page = context.new_page()
-            open_fresh(page, base_url, site_snapshot)
-            answers[restored(page)] = run(page, TIME_ZONE)["stdout"].strip()
-        finally:
-            context.close()
-    assert answers == {"": expected, "site": expected}
+    answers = fresh_and_site(browser, base_url, TIME_ZONE, timezone_id=zone)
+    assert {source: out.strip() for source, out in answers.items()} == {"": expected, "site": expected}
 
 
 def test_a_bad_site_snapshot_falls_back_to_a_fresh_start(page, base_url):
     """Served garbage where the site's snapshot should be: a warning and a fresh start."""
-    page.route("**/_static/pyodide_cells/startup-*.bin*",
+    page.route(SITE_SNAPSHOT_URLS,
                lambda route: route.fulfill(status=200, body=b"\x00" * 4096, content_type="application/octet-stream"))
     open_fresh(page, base_url, "always")
     assert restored(page) == ""
@@ -294,7 +312,7 @@ def test_a_site_snapshot_sent_uncompressed_is_judged_again_by_its_size(page, bas
         asked.append(route.request.url)
         route.fulfill(status=200, body=body, content_type="application/octet-stream")  # no Content-Encoding
 
-    page.route("**/_static/pyodide_cells/startup-*.bin*", as_it_is)
+    page.route(SITE_SNAPSHOT_URLS, as_it_is)
     open_lab(page, base_url)
     if not asked:
         pytest.skip("pyodide.asm.js arrived too slowly here for the site's snapshot to be asked for at all")
@@ -314,22 +332,14 @@ def test_an_interpreter_from_the_sites_snapshot_has_this_browsers_environment_no
     """Made in Node, the snapshot held the build's script path as the program, LANG=C.UTF-8 and
     its locale, and the home folder twice on sys.path; a fresh start (which can make a snapshot)
     gave cells a `js` whose browser getters raised "Illegal invocation"."""
-    answers = {}
-    for site_snapshot in ("never", "always"):
-        context = browser.new_context(locale="de-DE")
-        try:
-            page = context.new_page()
-            open_fresh(page, base_url, site_snapshot)
-            answers[restored(page)] = run(page, ENVIRONMENT)["stdout"].splitlines()
-        finally:
-            context.close()
+    answers = {source: out.splitlines() for source, out in fresh_and_site(browser, base_url, ENVIRONMENT, locale="de-DE").items()}
     expected = ["./this.program /home/pyodide/this.program ['./this.program'] de_DE.UTF-8 ('de_DE', 'UTF-8') 1", "True worker.js"]
     assert answers == {"": expected, "site": expected}
 
 
 def test_a_site_snapshot_that_stalls_is_given_up_and_python_starts_afresh(page, base_url):
     held = []
-    page.route("**/_static/pyodide_cells/startup-*.bin*", lambda route: held.append(route))  # never answered
+    page.route(SITE_SNAPSHOT_URLS, lambda route: held.append(route))  # never answered
     open_lab(page, base_url)
     if not held:
         pytest.skip("pyodide.asm.js arrived too slowly here for the site's snapshot to be asked for at all")
@@ -346,9 +356,8 @@ def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page,
             body[200_000 + 7919 * k] ^= 0xFF
         route.fulfill(status=200, body=bytes(body), content_type="application/octet-stream")
 
-    warnings = []
-    page.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
-    page.route("**/_static/pyodide_cells/startup-*.bin*", damaged)
+    warnings = warnings_of(page)
+    page.route(SITE_SNAPSHOT_URLS, damaged)
     open_fresh(page, base_url, "always")
     assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
@@ -356,8 +365,7 @@ def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page,
 
 
 def test_an_unknown_site_snapshot_value_is_named_in_a_warning(page, base_url):
-    warnings = []
-    page.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
+    warnings = warnings_of(page)
     page.goto(f"{base_url}/micrograd.html?site-snapshot=yes")
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert any("?site-snapshot=yes is not understood: expected always or never" in w for w in warnings), warnings
@@ -365,13 +373,11 @@ def test_an_unknown_site_snapshot_value_is_named_in_a_warning(page, base_url):
 
 def test_two_tabs_that_start_together_keep_one_snapshot_without_a_warning(two_tabs, base_url):
     first, second = two_tabs
-    warnings = []
-    for tab in two_tabs:
-        tab.on("console", lambda msg: msg.type == "warning" and warnings.append(msg.text))
+    warnings = [warnings_of(tab) for tab in two_tabs]
     first.goto(f"{base_url}/micrograd.html?site-snapshot=always", wait_until="commit")
     second.goto(f"{base_url}/online_softmax.html?site-snapshot=always", wait_until="commit")
     for tab in two_tabs:
         tab.wait_for_function(READY, timeout=TIMEOUT)
         assert restored(tab) == "site"
     assert stored_snapshot(first)["bytes"] > 10_000_000
-    assert [w for w in warnings if "start-up snapshot" in w] == []
+    assert [w for tab in warnings for w in tab if "start-up snapshot" in w] == []

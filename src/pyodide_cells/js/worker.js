@@ -130,8 +130,6 @@ function arrival(url, waitMs) {
  * @returns {Promise<{pyodide: any, restored: protocol.SnapshotSource, fetched: Uint8Array | null}>}
  */
 async function startPyodide(opening) {
-  const loadPyodide = /** @type {any} */ (self).loadPyodide;
-  const options = { indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL };
   const read = await opening;
   const { siteSnapshot } = await init;
   const budget = protocol.LIMITS.siteSnapshotBudgetMs;
@@ -142,10 +140,10 @@ async function startPyodide(opening) {
   const source = read ? "browser" : pays ? "site" : "";
   if (source) {
     try {
-      const bytes = source === "browser" && read ? read() : await fetchSiteSnapshot(asmJs, budget);
+      const bytes = read ? read() : await fetchSiteSnapshot(asmJs, budget);
       if (bytes) {
         const snapshot = SnapshotStore.checked(bytes);
-        const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        const pyodide = await loadPython({ _loadSnapshot: snapshot });
         return { pyodide, restored: source, fetched: source === "site" ? snapshot : null };
       }
     } catch (err) {
@@ -156,11 +154,14 @@ async function startPyodide(opening) {
   return { pyodide: await startAfresh(), restored: "", fetched: null };
 }
 
-/** A fresh start of Pyodide, making a snapshot possible where this browser can keep one. */
-function startAfresh() {
+/** Pyodide from the site's files; `how`: restore a snapshot, or be able to make one. @param {object} how */
+function loadPython(how) {
   const loadPyodide = /** @type {any} */ (self).loadPyodide;
-  return loadPyodide({ indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL, _makeSnapshot: snapshots.available });
+  return loadPyodide({ indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL, ...how });
 }
+
+/** A fresh start of Pyodide, making a snapshot possible where this browser can keep one. */
+const startAfresh = () => loadPython({ _makeSnapshot: snapshots.available });
 
 /**
  * Fetches the site's start-up snapshot, checks its digest and unpacks it.
@@ -333,8 +334,8 @@ async function boot() {
     } catch (err) {
       console.warn("pyodide-cells: no start-up snapshot:", err);
     }
+    seeRealGlobals(pyodide);
   }
-  if (!restored && snapshots.available) seeRealGlobals(pyodide);
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
   post(protocol.status("ready", 4, step4, now(), restored));
   if (snapshot && snapshots.available) setTimeout(() => snapshot && snapshots.store(snapshot), 0);

@@ -59,12 +59,15 @@ def serve_stdlib_sources(base_url: str) -> None:
     zipimport.zipimporter.get_source = get_source_or_fetch
 
 
-def reseed_after_restore() -> None:
+def refresh_after_restore() -> None:
     """A restored interpreter starts from the very memory of the visit (or build) that made it.
 
-    The random module's state included (Pyodide imports it while starting):
-    seed it again from the browser's crypto.getRandomValues, as a fresh start
-    would, and let tempfile make a new generator for its names. The string
+    What that process set once is set again from this browser: the random
+    module's state (Pyodide imports it while starting), seeded again from the
+    browser's crypto.getRandomValues as a fresh start would; tempfile's
+    generator for its names; the time zone (:func:`local_time_zone`) and the
+    locale (:func:`browser_locale`); and the home folder, which loadPyodide
+    puts first on the path on every start, restores too, is there once. The string
     hash seed cannot change in a running interpreter (every dict depends on
     it): hash("abc"), and so the order of a set of strings, is the same on
     every visit restored from one snapshot (from the site's, for every learner).
@@ -75,7 +78,6 @@ def reseed_after_restore() -> None:
         sys.modules["tempfile"]._name_sequence = None
     local_time_zone()
     browser_locale()
-    # loadPyodide puts the home folder first on the path on every start, restores too.
     sys.path[:] = list(dict.fromkeys(sys.path))
 
 
@@ -93,7 +95,8 @@ def local_time_zone() -> None:
 
     year = time.localtime().tm_year
     january, july = (time.localtime(time.mktime((year, month, 1, 0, 0, 0, 0, 0, -1))) for month in (1, 7))
-    standard, summer = (july, january) if -january.tm_gmtoff < -july.tm_gmtoff else (january, july)
+    # Daylight saving time is the one further east: July north of the equator, January south of it.
+    standard, summer = (july, january) if january.tm_gmtoff > july.tm_gmtoff else (january, july)
     time.timezone, time.altzone = -standard.tm_gmtoff, -summer.tm_gmtoff
     time.daylight = int(january.tm_gmtoff != july.tm_gmtoff)
     time.tzname = (standard.tm_zone, summer.tm_zone)
@@ -141,7 +144,7 @@ def boot(restored: bool, sources_url: str, with_labs: bool) -> None:
     """Make the cell runner importable and import it (plus every labs module when ``with_labs``)."""
     sys.setrecursionlimit(RECURSION_LIMIT)
     if restored:
-        reseed_after_restore()
+        refresh_after_restore()
     elif sources_url:  # a restored interpreter has it already
         serve_stdlib_sources(sources_url)
     find_new_files()
