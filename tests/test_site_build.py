@@ -124,29 +124,41 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     assert [u.split("?")[0] for u in landing.urls if "pyodide_cells" in u] == ["_static/pyodide_cells/nav.js"]
 
 
-def test_the_worker_loads_a_stdlib_zip_with_start_up_modules_as_bytecode(site_dir):
+def test_the_worker_starts_with_the_modules_a_page_imports_as_bytecode_and_fetches_the_rest_later(site_dir):
     static = site_dir / "_static" / "pyodide"
     stock = zipfile.ZipFile(static / "python_stdlib.zip")
-    (compiled_path,) = static.glob("python_stdlib-*.zip")
-    assert compiled_path.name in (site_dir / "_static" / "pyodide_cells" / "worker.js").read_text()
-    compiled = zipfile.ZipFile(compiled_path)
-    names = set(compiled.namelist())
-    bytecode = {n[:-1] for n in names if n.endswith(".pyc")}
-    # What the cell runner and Pyodide's start-up import, as bytecode...
-    assert {"json/__init__.py", "ast.py", "traceback.py", "linecache.py", "typing.py"} <= bytecode
-    assert len(bytecode) > 80
-    for name in ("json/__init__.pyc", "ast.pyc"):
-        header = compiled.read(name)[:16]
+    (start_path,) = static.glob("python_stdlib-*.zip")
+    (rest_path,) = static.glob("python_stdlib_rest-*.zip")
+    assert start_path.name[len("python_stdlib-"):] == rest_path.name[len("python_stdlib_rest-"):]  # one key
+    worker = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_text()
+    assert start_path.name in worker and rest_path.name in worker
+    start, rest = zipfile.ZipFile(start_path), zipfile.ZipFile(rest_path)
+    # The start: what Pyodide's start-up, the cell runner and the labs import, as bytecode only...
+    index = json.loads(start.read("pyodide_cells_rest.json"))
+    start_code = {n[:-1] for n in start.namelist() if n != "pyodide_cells_rest.json"}
+    assert all(n.endswith(".pyc") for n in start.namelist() if n != "pyodide_cells_rest.json")
+    assert {"json/__init__.py", "ast.py", "traceback.py", "linecache.py", "typing.py", "dataclasses.py"} <= start_code
+    assert 80 < len(start_code) < 200
+    assert "doctest.py" not in start_code and "statistics.py" not in start_code
+    # ... the rest: a check's modules as bytecode, every other file of the stock zip unchanged.
+    rest_code = {n[:-1] for n in rest.namelist() if n.endswith(".pyc")}
+    assert {"doctest.py", "difflib.py", "pdb.py", "unittest/case.py"} <= rest_code
+    for name in ("json/__init__.pyc", "doctest.pyc"):
+        header = (start if name in start.namelist() else rest).read(name)[:16]
         assert header[:4] == (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's magic (Pyodide 0.26)
         assert int.from_bytes(header[4:8], "little") == 0b01  # PEP 552: hash-based, unchecked
-    # ... instead of source; every other file of the stock zip is there unchanged.
-    assert not bytecode & names
-    for info in stock.infolist():
-        if info.filename not in bytecode:
-            assert compiled.read(info.filename) == stock.read(info)
-    # The sources held back are served beside the zip, byte for byte.
-    sources = static / f"{compiled_path.stem}-src"
-    for name in bytecode:
+    files = {i.filename for i in stock.infolist() if not i.is_dir()}
+    assert start_code | rest_code | (set(rest.namelist()) - {n + "c" for n in rest_code}) == files
+    assert not start_code & rest_code
+    for name in set(rest.namelist()) - {n + "c" for n in rest_code}:
+        assert rest.read(name) == stock.read(name)
+    # The index names every module of the rest, where the worker writes it.
+    assert index["archive"] == "/lib/python312-rest.zip"
+    assert {"statistics", "doctest", "json.tool", "email", "email.mime.text", "encodings.cp1252"} <= set(index["modules"])
+    assert not {"json", "ast", "typing"} & set(index["modules"])
+    # The sources held back are served beside the zips, byte for byte.
+    sources = static / f"{start_path.stem}-src"
+    for name in start_code | rest_code:
         assert (sources / name).read_bytes() == stock.read(name)
 
 
@@ -176,10 +188,10 @@ def test_an_unchanged_build_reuses_the_precompiled_stdlib_without_node(site_dir,
     (existing,) = (static / "pyodide").glob("python_stdlib-*.zip")
     (wheel,) = (static / "wheels").glob("*.whl")
     (labs,) = (static / "wheels").glob("labs-bytecode-*.zip")
+    (rest,) = (static / "pyodide").glob("python_stdlib_rest-*.zip")
     monkeypatch.setattr(assets.shutil, "which", lambda name: None)  # no Node: it must not be needed
-    names = assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
-                                       wheel, static)
-    assert names == (existing.name, labs.name)
+    names = assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", wheel, static)
+    assert names == (existing.name, labs.name, rest.name)
 
 
 def test_precompiling_without_node_is_a_clear_error(tmp_path, monkeypatch):
@@ -187,8 +199,7 @@ def test_precompiling_without_node_is_a_clear_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(assets.shutil, "which", lambda name: None)
     with pytest.raises(ExtensionError, match=r"Node\.js \(node\) is needed"):
-        assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", assets.HERE / "python" / "runner.py",
-                                   None, tmp_path)
+        assets.precompile_bytecode(ROOT / "node_modules" / "pyodide", None, tmp_path)
 
 
 def test_the_snapshot_key_changes_with_every_file_it_covers(tmp_path):

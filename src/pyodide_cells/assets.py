@@ -5,9 +5,10 @@ What lands in the built site, all served from the same origin:
 - ``_static/pyodide/``: the Pyodide 0.26.2 core from the npm package
   (pyodide.js, pyodide.asm.js, pyodide.asm.wasm, python_stdlib.zip,
   pyodide-lock.json);
-- ``_static/pyodide/python_stdlib-<key>.zip``: the same standard library with
-  bytecode for the modules start-up imports (:func:`precompile_bytecode`); the
-  worker loads this one, the stock zip stays for anyone else;
+- ``_static/pyodide/python_stdlib-<key>.zip``: the modules of the standard
+  library a page imports before its first output, as bytecode, and
+  ``python_stdlib_rest-<key>.zip``, the rest, which the worker fetches once the
+  page is ready (:func:`precompile_bytecode`); the stock zip stays for anyone else;
 - ``_static/pyodide_cells/``: our page script and worker, bundled by esbuild
   with CodeMirror 6; the cell runner (Python) and the stylesheet;
 - ``_static/viz/viz-global.js``: Graphviz compiled to WebAssembly (@viz-js/viz);
@@ -94,19 +95,20 @@ def _copy(src: Path, dst: Path) -> None:
 class Bytecode(NamedTuple):
     """File names written by :func:`precompile_bytecode`."""
 
-    stdlib: str  #: in ``_static/pyodide/``: the standard library zip the worker loads
+    stdlib: str  #: in ``_static/pyodide/``: the standard library zip the worker starts with
     labs: str  #: in ``_static/wheels/``: labs bytecode, unpacked over the wheel ("" without one)
+    stdlib_rest: str  #: in ``_static/pyodide/``: the rest of the standard library, fetched after start-up
 
 
 def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
-              bytecode: Bytecode = Bytecode("", ""), site_snapshot: SiteSnapshot | None = None) -> None:
+              bytecode: Bytecode = Bytecode("", "", ""), site_snapshot: SiteSnapshot | None = None) -> None:
     """Bundle the page script (CodeMirror 6 in a chunk of its own) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
     file name), ``bytecode`` (:func:`precompile_bytecode`'s file names) and
     ``site_snapshot`` (:func:`make_snapshot`'s file)
     are compiled into the worker as ``SNAPSHOT_KEY``, ``LABS_WHEEL``,
-    ``STDLIB_ZIP``, ``LABS_BYTECODE``, ``SITE_SNAPSHOT``, ``SITE_SNAPSHOT_BYTES`` and ``SITE_SNAPSHOT_INTEGRITY``:
+    ``STDLIB_ZIP``, ``LABS_BYTECODE``, ``STDLIB_REST_ZIP``, ``SITE_SNAPSHOT``, ``SITE_SNAPSHOT_BYTES`` and ``SITE_SNAPSHOT_INTEGRITY``:
     the worker starts loading without waiting for the page,
     and a page that an incremental build did not rewrite cannot name a stale
     file.
@@ -146,6 +148,7 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             cmd += [f"--define:{name}={json.dumps(value)}"
                     for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
                                         ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs),
+                                        ("STDLIB_REST_ZIP", bytecode.stdlib_rest),
                                         *zip(("SITE_SNAPSHOT", "SITE_SNAPSHOT_BYTES", "SITE_SNAPSHOT_INTEGRITY"),
                                              site_snapshot or SiteSnapshot("", 0, "")))]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
@@ -196,8 +199,7 @@ def on_builder_inited(app: Sphinx) -> None:
         if not root.is_absolute():
             root = Path(app.confdir) / root
         wheel = build_labs_wheel(root, static / "wheels")
-    bytecode = precompile_bytecode(node_modules / "pyodide", HERE / "python" / "runner.py",
-                                   static / "wheels" / wheel if wheel else None, static)
+    bytecode = precompile_bytecode(node_modules / "pyodide", static / "wheels" / wheel if wheel else None, static)
     key = snapshot_key(snapshot_inputs(static, wheel, bytecode.stdlib))
     site_snapshot = None
     if app.config.pyodide_cells_site_snapshot:
@@ -236,12 +238,29 @@ def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], remov
     return sorted(env.found_docs - changed - added)
 
 
-def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, static: Path) -> Bytecode:
-    """Write bytecode for what a page's Python imports; return the files' names.
+# What precompile_bytecode.mjs runs: the worker's boot, with the Python it boots.
+PRECOMPILE_INPUTS = (
+    HERE / "precompile_bytecode.mjs",
+    HERE / "js" / "boot_python.js",
+    HERE / "python" / "worker_boot.py",
+    HERE / "python" / "runner.py",
+    HERE / "python" / "ipython" / "__init__.py",
+    HERE / "python" / "ipython" / "display.py",
+)
 
-    - ``pyodide/python_stdlib-<key>.zip``: Pyodide's stdlib zip with start-up's
-      modules as bytecode; beside it, ``python_stdlib-<key>-src/`` holds the
-      sources of the modules the zip has as bytecode only.
+
+def precompile_bytecode(pyodide_dir: Path, wheel: Path | None, static: Path) -> Bytecode:
+    """Write the standard library in two parts, and bytecode for labs; return the files' names.
+
+    - ``pyodide/python_stdlib-<key>.zip``: the modules of Pyodide's stdlib zip
+      that a page imports before its first output (Pyodide's start, the cell
+      runner, every labs module, IPython.display), as bytecode only, and the
+      index of the rest. The worker starts Python with it.
+    - ``pyodide/python_stdlib_rest-<key>.zip``: everything else, the check's
+      modules (doctest, pdb, unittest, ...) as bytecode. The worker fetches it
+      once the page is ready (worker_boot.StdlibRest).
+    - beside them, ``python_stdlib-<key>-src/`` holds the sources of the
+      modules the two zips have as bytecode only;
     - ``wheels/labs-bytecode-<key>.zip`` (with a wheel): ``labs/__pycache__/``
       for every labs module, which the worker unpacks over the wheel.
 
@@ -252,36 +271,38 @@ def precompile_bytecode(pyodide_dir: Path, runner: Path, wheel: Path | None, sta
 
     Raises :class:`~sphinx.errors.ExtensionError` when Node is missing or fails.
     """
-    script = HERE / "precompile_bytecode.mjs"
-    key = snapshot_key([pyodide_dir / "python_stdlib.zip", runner, script, *([wheel] if wheel else [])])[:12]
-    names = Bytecode(f"python_stdlib-{key}.zip", f"labs-bytecode-{key}.zip" if wheel else "")
-    out, labs_out = static / "pyodide" / names.stdlib, static / "wheels" / names.labs
-    if out.is_file() and (not wheel or labs_out.is_file()):
+    key = snapshot_key([pyodide_dir / "python_stdlib.zip", *PRECOMPILE_INPUTS, *([wheel] if wheel else [])])[:12]
+    names = Bytecode(f"python_stdlib-{key}.zip", f"labs-bytecode-{key}.zip" if wheel else "", f"python_stdlib_rest-{key}.zip")
+    out, labs_out, rest_out = static / "pyodide" / names.stdlib, static / "wheels" / names.labs, static / "pyodide" / names.stdlib_rest
+    if out.is_file() and rest_out.is_file() and (not wheel or labs_out.is_file()):
         return names
     node = shutil.which("node")
     if node is None:
         raise ExtensionError("pyodide_cells: Node.js (node) is needed to precompile the standard library")
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [node, str(script), str(pyodide_dir), str(runner), str(wheel or ""), str(out)]
+    cmd = [node, str(PRECOMPILE_INPUTS[0]), str(pyodide_dir), str(HERE / "python"), str(wheel or ""), str(out), str(rest_out)]
     if wheel:
         labs_out.parent.mkdir(parents=True, exist_ok=True)
         cmd.append(str(labs_out))
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not out.is_file() or (wheel and not labs_out.is_file()):
+    if proc.returncode != 0 or not out.is_file() or not rest_out.is_file() or (wheel and not labs_out.is_file()):
         raise ExtensionError(f"pyodide_cells: precompiling the standard library failed:\n{proc.stderr[-2000:]}")
-    # The sources the zip holds as bytecode only, one file each, for the worker
+    # The sources the zips hold as bytecode only, one file each, for the worker
     # to fetch when a traceback or inspect.getsource asks for one.
     sources = out.parent / f"{out.stem}-src"
-    with zipfile.ZipFile(out) as compiled, zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as stock:
-        for pyc in compiled.namelist():
-            if pyc.endswith(".pyc"):
-                target = sources / pyc[:-1]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(stock.read(pyc[:-1]))
-    for old in [*out.parent.glob("python_stdlib-*"), *labs_out.parent.glob("labs-bytecode-*")]:
+    with zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as stock:
+        for part in (out, rest_out):
+            with zipfile.ZipFile(part) as compiled:
+                for pyc in compiled.namelist():
+                    if pyc.endswith(".pyc"):
+                        target = sources / pyc[:-1]
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(stock.read(pyc[:-1]))
+    for old in [*out.parent.glob("python_stdlib-*"), *out.parent.glob("python_stdlib_rest-*"),
+                *labs_out.parent.glob("labs-bytecode-*")]:
         if old.name not in (*names, sources.name):
             shutil.rmtree(old) if old.is_dir() else old.unlink()
-    logger.info("pyodide_cells: %s %s (%s)", *names, proc.stdout.strip())
+    logger.info("pyodide_cells: %s %s %s (%s)", *names, proc.stdout.strip())
     return names
 
 
@@ -312,8 +333,9 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
         if node is None:
             raise ExtensionError("pyodide_cells: Node.js (node) is needed to make the start-up snapshot")
         stdlib = static / "pyodide" / bytecode.stdlib
-        sources = f"../pyodide/{stdlib.stem}-src/"  # relative to the worker, as the worker gives it
-        cmd = [node, str(HERE / "make_snapshot.mjs"), str(pyodide_dir), str(stdlib), sources,
+        # Relative to the worker, as the worker gives them.
+        sources, rest = f"../pyodide/{stdlib.stem}-src/", f"../pyodide/{bytecode.stdlib_rest}"
+        cmd = [node, str(HERE / "make_snapshot.mjs"), str(pyodide_dir), str(stdlib), sources, rest,
                str(static / "wheels" / wheel) if wheel else "",
                str(static / "wheels" / bytecode.labs) if wheel and bytecode.labs else "",
                str(HERE / "python"), str(out)]

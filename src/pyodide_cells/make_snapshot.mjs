@@ -9,7 +9,7 @@
 // Node-only may be held by Python when the snapshot is taken: it holds only
 // paths into globalThis, resolved again in the browser's worker.
 //
-//   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
+//   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <rest URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
 //
 // Written without its long runs of zeros (snapshot.js packSparse).
 // Prints one JSON line: {"bytes": size of the file, "ms": time to make it}.
@@ -17,12 +17,12 @@
 import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
-import { bootPython, importLabs } from "./js/boot_python.js";
+import { bootPython, importLabs, pythonFiles } from "./js/boot_python.js";
 import { packSparse } from "./js/snapshot.js";
 
-const [pyodideDir, stdlib, sourcesURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
+const [pyodideDir, stdlib, sourcesURL, restURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
 if (!out) {
-  console.error("usage: node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <labs wheel or \"\"> <labs bytecode or \"\"> <python dir> <out>");
+  console.error("usage: node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <rest URL> <labs wheel or \"\"> <labs bytecode or \"\"> <python dir> <out>");
   process.exit(2);
 }
 // Under Node, Emscripten names the program after this script (sys.executable,
@@ -38,13 +38,9 @@ const pyodide = await loadPyodide({
   stdout: () => {},
   stderr: (/** @type {string} */ s) => console.error(s),
 });
-const text = (/** @type {string} */ name) => readFileSync(path.join(pythonDir, name), "utf8");
 const bytes = (/** @type {string} */ file) => (file ? new Uint8Array(readFileSync(file)) : null);
-bootPython(
-  pyodide,
-  { boot: text("worker_boot.py"), runner: text("runner.py"), ipythonInit: text("ipython/__init__.py"), ipythonDisplay: text("ipython/display.py") },
-  { wheel: bytes(wheel), bytecode: bytes(bytecode), restored: false, sourcesURL },
-);
+bootPython(pyodide, pythonFiles((name) => readFileSync(path.join(pythonDir, name), "utf8")),
+  { wheel: bytes(wheel), bytecode: bytes(bytecode), restored: false, sourcesURL, restURL });
 if (wheel) importLabs(pyodide);
 const snapshot = packSparse(pyodide.makeMemorySnapshot());
 writeFileSync(out + ".partial", snapshot);

@@ -14,6 +14,15 @@
  * @typedef {{boot: string, runner: string, ipythonInit: string, ipythonDisplay: string}} PythonFiles
  */
 
+/**
+ * The Python files, read by name from the package's python/ folder (the build's scripts).
+ * @param {(name: string) => string} read
+ * @returns {PythonFiles}
+ */
+export function pythonFiles(read) {
+  return { boot: read("worker_boot.py"), runner: read("runner.py"), ipythonInit: read("ipython/__init__.py"), ipythonDisplay: read("ipython/display.py") };
+}
+
 /** A Python literal for a JS string or boolean (JSON's string escapes are Python's). @param {string | boolean} value */
 const py = (value) => (typeof value === "boolean" ? (value ? "True" : "False") : JSON.stringify(value));
 
@@ -21,13 +30,14 @@ const py = (value) => (typeof value === "boolean" ? (value ? "True" : "False") :
  * Writes the runner's files into Pyodide's file system and runs worker_boot.py's `boot`.
  * @param {any} pyodide  a loaded (or restored) Pyodide
  * @param {PythonFiles} files
- * @param {{wheel: Uint8Array | null, bytecode: Uint8Array | null, restored: boolean, sourcesURL: string}} how
+ * @param {{wheel: Uint8Array | null, bytecode: Uint8Array | null, restored: boolean, sourcesURL: string, restURL: string}} how
  *   `wheel`: the labs wheel (null: a site built without one); `bytecode`: the labs
  *   modules' .pyc files, unpacked over it (ignored when restored); `sourcesURL`:
  *   where the standard library's sources are served (see worker_boot.serve_stdlib_sources),
- *   relative to the worker's URL so that a snapshot made elsewhere still finds them.
+ *   and `restURL`, the rest of the standard library (worker_boot.StdlibRest; "": none),
+ *   both relative to the worker's URL so that a snapshot made elsewhere still finds them.
  */
-export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesURL }) {
+export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesURL, restURL }) {
   if (restored) setTimeZone(pyodide._module);
   if (wheel) pyodide.unpackArchive(wheel, "wheel");
   if (wheel && bytecode && !restored) pyodide.unpackArchive(bytecode, "zip");
@@ -35,7 +45,8 @@ export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesU
   pyodide.FS.mkdirTree("/home/pyodide/IPython");
   pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", files.ipythonInit);
   pyodide.FS.writeFile("/home/pyodide/IPython/display.py", files.ipythonDisplay);
-  pyodide.runPython(`${files.boot}\nboot(${py(restored)}, ${py(restored ? "" : sourcesURL)}, False)\n`);
+  const [sources, rest] = restored ? ["", ""] : [sourcesURL, restURL]; // a restored interpreter has both
+  pyodide.runPython(`${files.boot}\nboot(${py(restored)}, ${py(sources)}, ${py(rest)}, False)\n`);
 }
 
 /**

@@ -18,7 +18,7 @@ import BOOT_PY from "../python/worker_boot.py";
 import IPYTHON_INIT from "../python/ipython/__init__.py";
 import IPYTHON_DISPLAY from "../python/ipython/display.py";
 
-/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, LABS_BYTECODE, SITE_SNAPSHOT, SITE_SNAPSHOT_BYTES, SITE_SNAPSHOT_INTEGRITY */
+/* global SNAPSHOT_KEY, LABS_WHEEL, STDLIB_ZIP, STDLIB_REST_ZIP, LABS_BYTECODE, SITE_SNAPSHOT, SITE_SNAPSHOT_BYTES, SITE_SNAPSHOT_INTEGRITY */
 const HERE = self.location.href; // .../_static/pyodide_cells/worker.js
 const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 // The runner and the wheel carry the snapshot key as their version (?v=): a
@@ -26,13 +26,16 @@ const PYODIDE_URL = new URL("../pyodide/", HERE).href;
 const KEY = typeof SNAPSHOT_KEY === "string" ? SNAPSHOT_KEY : ""; // "" when not built with one
 const VERSION = KEY ? `?v=${KEY}` : "";
 const RUNNER_URL = new URL(`runner.py${VERSION}`, HERE).href;
-// The standard library with bytecode for start-up's modules (precompile_bytecode.mjs):
-// without it, CPython compiles some 145 modules from source while it starts.
-// Their sources are files beside it, fetched one by one when asked for.
+// The standard library in two parts (precompile_bytecode.mjs): the modules a
+// page imports before its first output, as bytecode (without it, CPython
+// compiled some 125 modules from source while it started), and the rest,
+// fetched once the page is ready. The sources of the bytecode are files beside
+// them, fetched one by one when asked for.
 const STDLIB = typeof STDLIB_ZIP === "string" ? STDLIB_ZIP : ""; // "" when not built with one
 const STDLIB_URL = STDLIB ? new URL(`../pyodide/${STDLIB}`, HERE).href : undefined;
-// Relative to this script, as the build's snapshot holds it (make_snapshot.mjs).
+// Relative to this script, as the build's snapshot holds them (make_snapshot.mjs).
 const STDLIB_SOURCES_URL = STDLIB ? `../pyodide/${STDLIB.replace(/\.zip$/, "-src/")}` : "";
+const STDLIB_REST_URL = typeof STDLIB_REST_ZIP === "string" && STDLIB_REST_ZIP ? `../pyodide/${STDLIB_REST_ZIP}` : "";
 const WHEEL = typeof LABS_WHEEL === "string" ? LABS_WHEEL : ""; // "" when not built with one
 const WHEEL_URL = WHEEL ? new URL(`../wheels/${WHEEL}${VERSION}`, HERE).href : "";
 // The labs modules' bytecode (labs/__pycache__/*.pyc), unpacked over the wheel:
@@ -306,7 +309,8 @@ async function boot() {
   post(protocol.status("loading", 3, step3, now()));
   const files = { boot: BOOT_PY, runner: await runnerSource, ipythonInit: IPYTHON_INIT, ipythonDisplay: IPYTHON_DISPLAY };
   const how = (/** @type {boolean} */ fromSnapshot) => ({ wheel: wheelBytes ? new Uint8Array(wheelBytes) : null,
-    bytecode: bytecode ? new Uint8Array(bytecode) : null, restored: fromSnapshot, sourcesURL: STDLIB_SOURCES_URL });
+    bytecode: bytecode ? new Uint8Array(bytecode) : null, restored: fromSnapshot, sourcesURL: STDLIB_SOURCES_URL,
+    restURL: STDLIB_REST_URL });
   try {
     bootPython(pyodide, files, how(Boolean(restored)));
   } catch (err) {
@@ -339,7 +343,29 @@ async function boot() {
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
   post(protocol.status("ready", 4, step4, now(), restored));
   if (snapshot && snapshots.available) setTimeout(() => snapshot && snapshots.store(snapshot), 0);
+  if (STDLIB_REST_URL) fetchStdlibRest(pyodide);
   return runner;
+}
+
+/**
+ * Fetches the rest of the standard library, now that first output has been
+ * shown, and gives it to Python (worker_boot.mount_stdlib_rest). Its arrival
+ * is handled between two requests, never while Python runs. An import that
+ * needs it before then fetches it itself, synchronously; one that fails here
+ * is left to that import, which reports it.
+ * @param {any} pyodide
+ */
+function fetchStdlibRest(pyodide) {
+  // Low priority: the learner's next request (a chunk of CodeMirror, Graphviz) goes first.
+  fetch(new URL(STDLIB_REST_URL, HERE).href, /** @type {RequestInit} */ ({ priority: "low" }))
+    .then((response) => (response.ok ? response.arrayBuffer() : null))
+    .then((buffer) => {
+      if (!buffer) return;
+      const mount = pyodide.globals.get("mount_stdlib_rest");
+      mount(new Uint8Array(buffer));
+      mount.destroy();
+    })
+    .catch(() => {});
 }
 
 // ------------------------------------------------------------------- requests

@@ -59,6 +59,117 @@ def serve_stdlib_sources(base_url: str) -> None:
     zipimport.zipimporter.get_source = get_source_or_fetch
 
 
+# The index the build writes into the start zip (precompile_bytecode.mjs):
+# where the rest goes and which modules it holds.
+REST_INDEX = "pyodide_cells_rest.json"
+
+
+class StdlibRestUnavailable(ImportError):
+    """The rest of the standard library could not be fetched (offline, or the host lacks it)."""
+
+
+class StdlibRest:
+    """Serves imports from the rest of the standard library, which arrives after start-up.
+
+    The worker starts Python with a zip of only the modules a page imports
+    before its first output (precompile_bytecode.mjs); the rest (doctest,
+    email, statistics, the codecs, ...) is a second zip, which the worker
+    fetches once the page is ready and hands to :meth:`mount`. This finder,
+    last on ``sys.meta_path``, answers for the modules the build's index
+    lists: from the second zip, fetching it synchronously (a worker may) if
+    it has not arrived yet. It also finds the rest's submodules of packages
+    the start zip holds (``json.tool``, ``importlib.metadata``), whose
+    ``__path__`` names the start zip only. A name in neither zip is not
+    fetched for: ``import numpy`` fails at once, as usual.
+
+    Raises :class:`StdlibRestUnavailable` (an ImportError) from an import
+    that needs the rest when it cannot be fetched.
+    """
+
+    def __init__(self, url: str, archive: str, modules: list[str]) -> None:
+        self.url = url  #: relative to the worker's URL
+        self.archive = archive  #: where it is written in the file system
+        self.modules = frozenset(modules)
+        self.importers: dict[str, object] = {}
+
+    @classmethod
+    def install(cls, url: str) -> None:
+        """Put a finder for the rest at the end of ``sys.meta_path``, reading the start zip's index."""
+        import json
+        import zipimport
+
+        start = next(p for p in sys.path if p.endswith(".zip"))
+        index = json.loads(zipimport.zipimporter(start).get_data(f"{start}/{REST_INDEX}"))
+        sys.meta_path.append(cls(url, index["archive"], index["modules"]))
+
+    @staticmethod
+    def installed() -> StdlibRest | None:
+        return next((f for f in sys.meta_path if isinstance(f, StdlibRest)), None)
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        if fullname not in self.modules:
+            return None
+        self.ensure()
+        package = fullname.rpartition(".")[0]
+        if package not in self.importers:
+            import zipimport
+
+            where = "/".join([self.archive, *package.split(".")]) if package else self.archive
+            self.importers[package] = zipimport.zipimporter(where)
+        return self.importers[package].find_spec(fullname)
+
+    def ensure(self) -> None:
+        """Fetch the rest now (synchronously) unless it has arrived."""
+        import os
+
+        if os.path.exists(self.archive):
+            return
+        from js import XMLHttpRequest
+
+        request = XMLHttpRequest.new()
+        try:
+            request.open("GET", self.url, False)
+            request.responseType = "arraybuffer"
+            request.send(None)
+        except Exception as err:  # noqa: BLE001 - a network failure is a JavaScript error
+            raise StdlibRestUnavailable(
+                f"this module is in the part of Python's standard library that loads after start-up, "
+                f"and it could not be fetched from {self.url}: {err}") from None
+        if request.status != 200:
+            raise StdlibRestUnavailable(
+                f"this module is in the part of Python's standard library that loads after start-up, "
+                f"and {self.url} answered HTTP {request.status}")
+        self.mount(request.response.to_bytes())
+
+    def mount(self, data: bytes) -> None:
+        """Write the rest into the file system (once) and put it on ``sys.path``."""
+        import os
+
+        if not os.path.exists(self.archive):
+            with open(self.archive + ".partial", "wb") as f:
+                f.write(data)
+            os.replace(self.archive + ".partial", self.archive)
+        if self.archive not in sys.path:
+            sys.path.append(self.archive)
+
+    def forget(self) -> None:
+        """After a restore: the file system is new, so the rest has not arrived."""
+        import zipimport
+
+        self.importers.clear()
+        if self.archive in sys.path:
+            sys.path.remove(self.archive)
+        sys.path_importer_cache.pop(self.archive, None)
+        zipimport._zip_directory_cache.pop(self.archive, None)
+
+
+def mount_stdlib_rest(data) -> None:
+    """The worker's call once the rest of the standard library has arrived (a JS Uint8Array)."""
+    rest = StdlibRest.installed()
+    if rest is not None:
+        rest.mount(data.to_bytes())
+
+
 def refresh_after_restore() -> None:
     """A restored interpreter starts from the very memory of the visit (or build) that made it.
 
@@ -66,8 +177,9 @@ def refresh_after_restore() -> None:
     module's state (Pyodide imports it while starting), seeded again from the
     browser's crypto.getRandomValues as a fresh start would; tempfile's
     generator for its names; the time zone (:func:`local_time_zone`) and the
-    locale (:func:`browser_locale`); and the home folder, which loadPyodide
-    puts first on the path on every start, restores too, is there once. The string
+    locale (:func:`browser_locale`); the home folder, which loadPyodide
+    puts first on the path on every start, restores too, is there once; and
+    the rest of the standard library has not arrived (:class:`StdlibRest`). The string
     hash seed cannot change in a running interpreter (every dict depends on
     it): hash("abc"), and so the order of a set of strings, is the same on
     every visit restored from one snapshot (from the site's, for every learner).
@@ -79,6 +191,9 @@ def refresh_after_restore() -> None:
     local_time_zone()
     browser_locale()
     sys.path[:] = list(dict.fromkeys(sys.path))
+    rest = StdlibRest.installed()
+    if rest is not None:
+        rest.forget()
 
 
 def local_time_zone() -> None:
@@ -140,13 +255,20 @@ def import_labs() -> None:
 RECURSION_LIMIT = 250
 
 
-def boot(restored: bool, sources_url: str, with_labs: bool) -> None:
-    """Make the cell runner importable and import it (plus every labs module when ``with_labs``)."""
+def boot(restored: bool, sources_url: str, rest_url: str, with_labs: bool) -> None:
+    """Make the cell runner importable and import it (plus every labs module when ``with_labs``).
+
+    ``sources_url`` and ``rest_url`` (relative to the worker; "": none): see
+    :func:`serve_stdlib_sources` and :class:`StdlibRest`. A restored
+    interpreter has both already.
+    """
     sys.setrecursionlimit(RECURSION_LIMIT)
     if restored:
         refresh_after_restore()
-    elif sources_url:  # a restored interpreter has it already
+    if sources_url:
         serve_stdlib_sources(sources_url)
+    if rest_url:
+        StdlibRest.install(rest_url)
     find_new_files()
     importlib.import_module("pyodide_cells_runner")
     if with_labs:

@@ -4,6 +4,7 @@
 declare const SNAPSHOT_KEY: string;
 declare const LABS_WHEEL: string;
 declare const STDLIB_ZIP: string;
+declare const STDLIB_REST_ZIP: string;
 declare const LABS_BYTECODE: string;
 declare const SITE_SNAPSHOT: string;
 // The site's start-up snapshot's size in bytes (0 when absent).

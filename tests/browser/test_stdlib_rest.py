@@ -1,0 +1,128 @@
+"""The standard library in two parts: a page's first output waits only for the first.
+
+The worker starts Python with the modules a page imports before its first
+output (``python_stdlib-<key>.zip``, bytecode) and fetches the rest
+(``python_stdlib_rest-<key>.zip``: doctest, statistics, email, the codecs, ...)
+once the page is ready. An import from the rest before it has arrived fetches
+it there and then (worker_boot.StdlibRest). These tests hold that a learner
+never sees the difference, except when the rest cannot be had, which an import
+then says.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, type_code
+from tests.browser.test_startup_snapshot import open_fresh, restored, run, stored_snapshot
+
+pytestmark = pytest.mark.browser
+
+# Every request for the rest, whatever its key (assets.precompile_bytecode).
+REST_URLS = "**/_static/pyodide/python_stdlib_rest-*.zip*"
+TYPED = (
+    "import statistics, json.tool, email.mime.text\n"
+    "print(statistics.mean([1, 2, 3, 4]), 'é'.encode('cp1252'), json.tool.__name__)\n"
+)
+
+
+def is_rest(request) -> bool:
+    return "/python_stdlib_rest-" in request.url
+
+
+def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_it(browser, base_url):
+    """The worker's own fetch of the rest is held back: the page still becomes ready, and a
+    learner who types an import from the rest gets it (the import fetches the rest itself)."""
+    context = browser.new_context(service_workers="block")
+    held, asked = [], []
+    context.on("request", lambda r: is_rest(r) and asked.append(r.url))
+
+    def hold_the_first(route):
+        if held:
+            route.continue_()  # the import's own request
+        else:
+            held.append(route)  # the worker's, sent once the page is ready
+
+    context.route(REST_URLS, hold_the_first)
+    try:
+        page = context.new_page()
+        with context.expect_event("request", predicate=is_rest, timeout=TIMEOUT):
+            open_fresh(page, base_url)
+        assert len(asked) == 1 and len(held) == 1
+        # The micrograd page's first cell ran before the rest was asked for.
+        assert page.evaluate("document.querySelectorAll('div.cell.pc-live')[0].dataset.state") != "error"
+
+        type_code(page, 0, TYPED)
+        out = run_and_wait(page, 0, via="keyboard")
+        assert out.strip() == "2.5 b'\\xe9' json.tool", out
+        assert len(asked) == 2, "the import fetched the rest itself"
+
+        # A module in neither part is not fetched for: it fails as usual.
+        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import numpy")["error"]
+        assert err["ename"] == "ModuleNotFoundError" and "numpy" in err["evalue"]
+        assert len(asked) == 2
+        held[0].continue_()
+        # A check needs doctest and unittest, which are in the rest, as bytecode.
+        out = run(page, "import doctest, inspect\nprint(inspect.getsource(doctest.DocTestParser.parse).split('(')[0])")
+        assert out["stdout"].strip() == "def parse"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", ["micrograd", "online_softmax", "paged_attention"])
+def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name):
+    """What the build put in the start is what the pages import: running every cell of a
+    lab (the learner's Run all) asks for nothing from the rest (held back here)."""
+    context = browser.new_context(service_workers="block")
+    held, asked = [], []
+    context.on("request", lambda r: is_rest(r) and asked.append(r.url))
+    context.route(REST_URLS, lambda route: held.append(route) if not held else route.continue_())
+    try:
+        page = context.new_page()
+        with context.expect_event("request", predicate=is_rest, timeout=TIMEOUT):
+            page.goto(f"{base_url}/{name}.html")
+            page.wait_for_function(READY, timeout=TIMEOUT)
+        page.evaluate("window.pyodideCells.runAll()")
+        page.evaluate("window.pyodideCells.idle()")
+        states = page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].map(c => c.dataset.state)")
+        assert states and set(states) <= {"done", "error"}, states
+        assert len(asked) == 1, f"a cell of {name} imported from the rest"
+    finally:
+        context.close()
+
+
+def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser, base_url):
+    context = browser.new_context(service_workers="block")
+    context.route(REST_URLS, lambda route: route.fulfill(status=404, body="gone"))
+    try:
+        page = context.new_page()
+        open_fresh(page, base_url)
+        run(page, "kept = 'still here'")
+        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+        assert err["ename"] == "StdlibRestUnavailable", err
+        assert "HTTP 404" in err["evalue"] and "python_stdlib_rest-" in err["evalue"], err
+        assert issubclass_of_import_error(page)
+        # Nothing else is lost: the namespace and the start's modules are there.
+        assert run(page, "import json\nprint(kept, json.dumps([1]))")["stdout"].strip() == "still here [1]"
+    finally:
+        context.close()
+
+
+def issubclass_of_import_error(page) -> bool:
+    """An import of the rest that fails is an ImportError: `try: import x / except ImportError` works."""
+    code = "try:\n    import statistics\nexcept ImportError:\n    print('fallback')"
+    return run(page, code)["stdout"].strip() == "fallback"
+
+
+@pytest.mark.parametrize("start", ["site", "browser"])
+def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
+    """A snapshot holds the interpreter, not its files: after a restore the rest is fetched again."""
+    open_fresh(page, base_url, "always" if start == "site" else "never")
+    if start == "browser":
+        stored_snapshot(page)
+        page.reload()
+        page.wait_for_function(READY, timeout=TIMEOUT)
+    assert restored(page) == start
+    type_code(page, 0, TYPED)
+    assert run_and_wait(page, 0, via="keyboard").strip() == "2.5 b'\\xe9' json.tool"
+    assert cell(page, 0).get_attribute("data-state") == "done"
