@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import os
 from pathlib import Path
 
@@ -210,6 +211,22 @@ def test_stop_during_the_checks_reports_them_interrupted(run):
     run("def endless():\n    raise KeyboardInterrupt  # what Stop makes Python raise, at some bytecode")
     answer = json.loads(run.runner.check(json.dumps([">>> endless()  # Never ends\n1\n"])))
     assert answer == {"status": "interrupted", "results": [], "warnings": []}
+
+
+def test_checks_that_cannot_import_doctest_say_why_and_record_nothing(run, monkeypatch):
+    """In the page, doctest comes with the rest of the standard library (worker_boot.StdlibRest),
+    which a host may lack: the check's run is an error that names the import, not a crash."""
+    monkeypatch.setitem(sys.modules, "doctest", None)  # `import doctest` raises ImportError
+    events = []
+    run.runner.emit = lambda kind, payload: events.append((kind, json.loads(payload)))
+    answer = json.loads(run.runner.check(json.dumps([">>> 1  # One\n1\n"])))
+    assert answer == {"status": "error", "results": [], "warnings": []}
+    ((kind, error),) = events
+    assert kind == "error" and error["ename"] == "ModuleNotFoundError" and "doctest" in error["evalue"]
+    # A learner's own ImportError is a record, not the run's error.
+    monkeypatch.delitem(sys.modules, "doctest")
+    records = json.loads(run.runner.check(json.dumps([">>> import no_such_module  # Imports\n"])))["results"]
+    assert [(r["status"], r["got"].split(":")[0]) for r in records] == [("error", "ModuleNotFoundError")]
 
 
 def test_a_stopped_cell_is_interrupted_not_failed(run):

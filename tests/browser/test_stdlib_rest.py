@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, type_code
+from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, run_and_wait, type_code
 from tests.browser.test_startup_snapshot import open_fresh, restored, run, stored_snapshot
 
 pytestmark = pytest.mark.browser
@@ -104,6 +104,11 @@ def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser
         assert issubclass_of_import_error(page)
         # Nothing else is lost: the namespace and the start's modules are there.
         assert run(page, "import json\nprint(kept, json.dumps([1]))")["stdout"].strip() == "still here [1]"
+        # The checks need doctest, from the rest: Check my code says why they could not run.
+        check(page)
+        summary = page.locator(".pc-checks-summary").inner_text()
+        assert summary.startswith("Could not run the checks: StdlibRestUnavailable: doctest is in the part"), summary
+        assert "HTTP 404" in summary
     finally:
         context.close()
 

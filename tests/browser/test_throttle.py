@@ -64,7 +64,7 @@ def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javasc
     starts = {}
     for name, timing in log:
         starts.setdefault(name, []).append(timing)
-    stdlib = [name for name in starts if name.startswith("python_stdlib")]
+    stdlib = [name for name in starts if name.startswith("python_stdlib-")]  # the start (the rest comes after ready)
     assert len(stdlib) == 1 and len(starts[stdlib[0]]) == 1, f"one request for the standard library: {stdlib}"
     assert len(starts["pyodide-lock.json"]) == 1
     (asm,) = starts["pyodide.asm.js"]

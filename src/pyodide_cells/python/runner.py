@@ -302,10 +302,11 @@ class CellRunner:
             blocks_json: the doctest blocks, a JSON list of str, in page order.
             names_json: the names the checks take from the learner (JSON list of str).
 
-        Returns JSON: ``{"status": "ok"|"interrupted", "results": [...],
+        Returns JSON: ``{"status": "ok"|"interrupted"|"error", "results": [...],
         "warnings": [...]}`` (``labs.checks.Result.as_dict``, :meth:`provenance`); the
-        results are empty when Stop interrupted the checks. Raises nothing
-        for failing code: a failure is a record.
+        results are empty when Stop interrupted the checks, or when the
+        check engine could not be imported ("error", reported as an error
+        message first). Raises nothing for failing code: a failure is a record.
         """
         # The one check engine, from the labs wheel (CI and the command line use it too).
         from labs.checks import run_blocks
@@ -317,6 +318,11 @@ class CellRunner:
             results = [r.as_dict() for r in run_blocks(list(json.loads(blocks_json)), self.namespace)]
         except KeyboardInterrupt:
             return json.dumps({"status": "interrupted", "results": [], "warnings": []})
+        except ImportError as exc:
+            # The check engine's own (doctest comes with the rest of the standard library, which
+            # may not have arrived): a learner's ImportError is a record in the results.
+            self._report_exception(exc)
+            return json.dumps({"status": "error", "results": [], "warnings": []})
         finally:
             sys.stdout, sys.stdin = saved
         return json.dumps({"status": "ok", "results": results, "warnings": json.loads(self.provenance(names))})

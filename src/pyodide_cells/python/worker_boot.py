@@ -109,7 +109,7 @@ class StdlibRest:
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname not in self.modules:
             return None
-        self.ensure()
+        self.ensure(fullname)
         package = fullname.rpartition(".")[0]
         if package not in self.importers:
             import zipimport
@@ -118,8 +118,8 @@ class StdlibRest:
             self.importers[package] = zipimport.zipimporter(where)
         return self.importers[package].find_spec(fullname)
 
-    def ensure(self) -> None:
-        """Fetch the rest now (synchronously) unless it has arrived."""
+    def ensure(self, fullname: str) -> None:
+        """Fetch the rest now (synchronously) unless it has arrived; ``fullname`` is the module that needs it."""
         import os
 
         if os.path.exists(self.archive):
@@ -133,12 +133,12 @@ class StdlibRest:
             request.send(None)
         except Exception as err:  # noqa: BLE001 - a network failure is a JavaScript error
             raise StdlibRestUnavailable(
-                f"this module is in the part of Python's standard library that loads after start-up, "
-                f"and it could not be fetched from {self.url}: {err}") from None
+                f"{fullname} is in the part of Python's standard library that arrives after start-up, "
+                f"and it could not be fetched from {self.url}: {err}", name=fullname) from None
         if request.status != 200:
             raise StdlibRestUnavailable(
-                f"this module is in the part of Python's standard library that loads after start-up, "
-                f"and {self.url} answered HTTP {request.status}")
+                f"{fullname} is in the part of Python's standard library that arrives after start-up, "
+                f"and {self.url} answered HTTP {request.status}", name=fullname)
         self.mount(request.response.to_bytes())
 
     def mount(self, data: bytes) -> None:
