@@ -1,7 +1,7 @@
 // The site's start-up snapshot: its sparse packing, and the worker's choice to fetch it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { packSparse, siteSnapshotPays, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+import { packSparse, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
 
 const KIB = 1024;
 
@@ -64,4 +64,63 @@ test("siteSnapshotPays: nothing measured, or nothing to fetch, means no", () => 
   assert.equal(siteSnapshotPays(undefined, 12_000_000, 400), false);
   assert.equal(siteSnapshotPays({ requestStart: 0, responseStart: 0, responseEnd: 0, encodedBodySize: 0, decodedBodySize: 0 }, 12_000_000, 400), false);
   assert.equal(siteSnapshotPays({ requestStart: 1, responseStart: 2, responseEnd: 3, encodedBodySize: 1000, decodedBodySize: 1000 }, 0, 400), false);
+});
+
+/** A fake origin private file system holding one folder of files, for SnapshotStore in Node. */
+function fakeOPFS() {
+  /** @type {Map<string, Uint8Array>} */
+  const files = new Map();
+  const events = [];
+  const fileHandle = (name) => ({
+    async createSyncAccessHandle() {
+      let data = files.get(name) || new Uint8Array(0);
+      return {
+        truncate(size) { data = data.slice(0, size); },
+        write(slice, { at }) {
+          const grown = new Uint8Array(Math.max(data.length, at + slice.length));
+          grown.set(data);
+          grown.set(slice, at);
+          data = grown;
+          events.push(`write ${at}`);
+        },
+        flush() { files.set(name, data); },
+        close() { files.set(name, data); },
+      };
+    },
+    async move(newName) { files.set(newName, files.get(name)); files.delete(name); },
+  });
+  const folder = {
+    async *keys() { yield* [...files.keys()]; },
+    async getFileHandle(name, { create = false } = {}) {
+      if (!files.has(name) && !create) throw new DOMException("not found", "NotFoundError");
+      if (!files.has(name)) files.set(name, new Uint8Array(0));
+      return fileHandle(name);
+    },
+    async removeEntry(name) { files.delete(name); },
+  };
+  return { files, events, folder };
+}
+
+test("SnapshotStore.store writes a slice at a time, and the worker answers a request between slices", async () => {
+  const { files, events, folder } = fakeOPFS();
+  const navigator = { storage: { getDirectory: async () => folder } };
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
+  globalThis.self = /** @type {any} */ ({ navigator, FileSystemFileHandle: { prototype: { createSyncAccessHandle() {} } } });
+  try {
+    const store = new SnapshotStore("http://127.0.0.1:8000/_static/pyodide_cells/", "0123456789abcdef");
+    assert.equal(store.available, true);
+    const bytes = new Uint8Array(3 * STORE_SLICE + 5).map((_, i) => i % 253);
+    const storing = store.store(bytes);
+    setTimeout(() => events.push("request"), 0); // a learner's run, posted while the snapshot is kept
+    await storing;
+    assert.deepEqual(events.filter((e) => e !== "request"), [0, 1, 2, 3].map((k) => `write ${k * STORE_SLICE}`));
+    assert.ok(events.indexOf("request") < events.length - 1, `the request waited for the whole file: ${events}`);
+    assert.deepEqual([...files.keys()], [store.name]); // renamed from its partial name once whole
+    assert.deepEqual(files.get(store.name), bytes);
+  } finally {
+    delete globalThis.self;
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
+    else delete globalThis.navigator;
+  }
 });
