@@ -229,6 +229,18 @@ def test_checks_that_cannot_import_doctest_say_why_and_record_nothing(run, monke
     assert [(r["status"], r["got"].split(":")[0]) for r in records] == [("error", "ModuleNotFoundError")]
 
 
+def test_a_traceback_stops_at_the_workers_own_python(run):
+    """Frames of the worker's boot code ("<exec>": worker_boot's finder, which fetches the rest of
+    the standard library) are not the learner's: the traceback ends at their line."""
+    run("fetch = eval(compile('lambda: 1 / 0', '<exec>', 'eval'))")
+    status, events = run("x = 1\nfetch()")
+    assert status["status"] == "error"
+    (error,) = [p for k, p in events if k == "error"]
+    text = error["traceback"]
+    assert '<cell 2>", line 2' in text and "<exec>" not in text
+    assert text.rstrip().endswith("ZeroDivisionError: division by zero")
+
+
 def test_a_stopped_cell_is_interrupted_not_failed(run):
     status, events = run("x = 1\nraise KeyboardInterrupt")
     assert status["status"] == "interrupted"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import zipfile
@@ -154,6 +155,7 @@ def test_the_worker_starts_with_the_modules_a_page_imports_as_bytecode_and_fetch
         assert rest.read(name) == stock.read(name)
     # The index names every module of the rest, where the worker writes it.
     assert index["archive"] == "/lib/python312-rest.zip"
+    assert index["sha256"] == hashlib.sha256(rest_path.read_bytes()).hexdigest()  # what the worker checks it against
     assert {"statistics", "doctest", "json.tool", "email", "email.mime.text", "encodings.cp1252"} <= set(index["modules"])
     assert not {"json", "ast", "typing"} & set(index["modules"])
     # The sources held back are served beside the zips, byte for byte.

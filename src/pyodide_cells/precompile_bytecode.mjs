@@ -104,25 +104,29 @@ def module_name(filename):
 
 rest_modules = []
 starting, rest = io.BytesIO(), io.BytesIO()
-with zipfile.ZipFile(ARCHIVE) as zin, \
-        zipfile.ZipFile(starting, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zstart, \
-        zipfile.ZipFile(rest, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zrest:
-    for info in zin.infolist():
-        if info.is_dir():
-            continue  # zipimport needs no directory entries
-        source = zin.read(info)
-        if info.filename in start:
-            zstart.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time),
-                            unchecked_pyc(source, prefix + info.filename), compress_type=zipfile.ZIP_DEFLATED)
-            continue
-        if info.filename in checks:
-            zrest.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time),
-                           unchecked_pyc(source, REST_ARCHIVE + "/" + info.filename), compress_type=zipfile.ZIP_DEFLATED)
-        else:
-            zrest.writestr(info, source, compress_type=zipfile.ZIP_DEFLATED)
-        if info.filename.endswith(".py"):
-            rest_modules.append(module_name(info.filename))
-    zstart.writestr(REST_INDEX, json.dumps({"archive": REST_ARCHIVE, "modules": sorted(rest_modules)}))
+with zipfile.ZipFile(ARCHIVE) as zin, \\
+        zipfile.ZipFile(starting, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zstart:
+    with zipfile.ZipFile(rest, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zrest:
+        for info in zin.infolist():
+            if info.is_dir():
+                continue  # zipimport needs no directory entries
+            source = zin.read(info)
+            if info.filename in start:
+                zstart.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time),
+                                unchecked_pyc(source, prefix + info.filename), compress_type=zipfile.ZIP_DEFLATED)
+                continue
+            if info.filename in checks:
+                zrest.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time),
+                               unchecked_pyc(source, REST_ARCHIVE + "/" + info.filename), compress_type=zipfile.ZIP_DEFLATED)
+            else:
+                zrest.writestr(info, source, compress_type=zipfile.ZIP_DEFLATED)
+            if info.filename.endswith(".py"):
+                rest_modules.append(module_name(info.filename))
+    # Its digest, for the worker to check what arrives (a host's error page, a cut-short file).
+    # (Imported only now: what this script imports must not count as what a page imports.)
+    import hashlib
+    zstart.writestr(REST_INDEX, json.dumps({"archive": REST_ARCHIVE, "sha256": hashlib.sha256(rest.getvalue()).hexdigest(),
+                                            "modules": sorted(rest_modules)}))
 with open("/tmp/stdlib.zip", "wb") as f:
     f.write(starting.getvalue())
 with open("/tmp/stdlib-rest.zip", "wb") as f:

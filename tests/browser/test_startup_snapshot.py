@@ -21,14 +21,15 @@ from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_
 
 pytestmark = pytest.mark.browser
 
-# The one snapshot file the worker kept at the top of OPFS, as {name, bytes}, or null.
+# The one snapshot file the worker kept at the top of OPFS, as {name, bytes, head: its first 8 bytes}, or null.
 STORED = """async () => {
     const files = [];
     for await (const [name, handle] of (await navigator.storage.getDirectory()).entries()) {
         if (name.startsWith("pyodide-cells-snapshot-")) files.push([name, handle]);
     }
     if (files.length !== 1 || !files[0][0].endsWith(".bin")) return null;
-    return { name: files[0][0], bytes: (await files[0][1].getFile()).size };
+    const file = await files[0][1].getFile();
+    return { name: files[0][0], bytes: file.size, head: [...new Uint8Array(await file.slice(0, 8).arrayBuffer())] };
 }"""
 # Overwrites that file (page-side; the worker has closed it) with the bytes BAD evaluates to.
 OVERWRITE = """async (name) => {
@@ -106,7 +107,10 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
     site, key = re.fullmatch(r"pyodide-cells-snapshot-(.*)-([0-9a-f]{16})\.bin", snap["name"]).groups()
     assert site == re.sub(r"[^A-Za-z0-9.-]", "_", f"{base_url}/_static/pyodide_cells/")
     assert key in page.evaluate("fetch('_static/pyodide_cells/worker.js').then(r => r.text())")
-    assert snap["bytes"] > 10_000_000  # the interpreter's whole linear memory
+    # Kept packed (snapshot.js packSparse): "pcs1", then the whole length, the interpreter's
+    # linear memory (20 MB or more), of which the file leaves the long runs of zeros out.
+    head = bytes(snap["head"])
+    assert head[:4] == b"pcs1" and int.from_bytes(head[4:], "little") >= 20_000_000 > snap["bytes"] > 8_000_000
 
     reload_ready(page)
     assert restored(page) == "browser"
@@ -146,8 +150,8 @@ def test_restored_visits_do_not_share_one_random_state(page, base_url):
 
 
 GARBAGE = "new Uint8Array(4096).fill(7)"
-# A real snapshot cut after 8 pages of memory: right header, too little memory.
-TRUNCATED = "real.slice(0, new Uint32Array(real.buffer, 0, 4)[2] + 8 * 65536)"
+# A real snapshot (kept packed: snapshot.js packSparse) cut in half: right header, too few bytes.
+TRUNCATED = "real.slice(0, real.length >> 1)"
 
 
 @pytest.mark.parametrize("bad", [GARBAGE, TRUNCATED], ids=["garbage", "truncated"])

@@ -48,6 +48,10 @@ def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_
         page = context.new_page()
         with context.expect_event("request", predicate=is_rest, timeout=TIMEOUT):
             open_fresh(page, base_url)
+        for _ in range(200):  # Playwright calls the route's handler a moment after the request event
+            if held:
+                break
+            page.evaluate("0")
         assert len(asked) == 1 and len(held) == 1
         # The micrograd page's first cell ran before the rest was asked for.
         assert page.evaluate("document.querySelectorAll('div.cell.pc-live')[0].dataset.state") != "error"
@@ -131,3 +135,54 @@ def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
     type_code(page, 0, TYPED)
     assert run_and_wait(page, 0, via="keyboard").strip() == "2.5 b'\\xe9' json.tool"
     assert cell(page, 0).get_attribute("data-state") == "done"
+
+
+def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(browser, base_url):
+    """A host's error page (or a captive portal) answered 200 for the rest: it is not mounted, the
+    import says so, codecs say so too, and once the real file can be had the same imports work."""
+    context = browser.new_context(service_workers="block")
+    broken = [True]
+    context.route(REST_URLS, lambda route: route.fulfill(status=200, body="<html>Sign in to the Wi-Fi</html>")
+                  if broken[0] else route.continue_())
+    try:
+        page = context.new_page()
+        open_fresh(page, base_url)
+        run(page, "kept = 'still here'")
+        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+        assert err["ename"] == "StdlibRestUnavailable", err
+        assert "is not the file this site was built with" in err["evalue"] and "Check the connection" in err["evalue"]
+        assert "<exec>" not in err["traceback"] and "/_static/pyodide/python_stdlib_rest-" in err["evalue"]
+        err = page.evaluate("code => window.pyodideCells.runCode(code)", "'é'.encode('cp1252')")["error"]
+        assert err["ename"] == "LookupError" and "could not be fetched" in err["evalue"], err
+        broken[0] = False
+        out = run(page, "import statistics\nprint(kept, statistics.mean([1, 2]), 'é'.encode('cp1252'))")
+        assert out["stdout"].strip() == "still here 1.5 b'\\xe9'"
+    finally:
+        context.close()
+
+
+def test_a_learners_own_package_does_not_get_the_standard_librarys_submodules(page, base_url):
+    """`email` of the learner's own: `email.mime` is looked for there, as CPython does, not in the rest."""
+    open_fresh(page, base_url)
+    code = ("import os, sys\n"
+            "os.makedirs('/home/pyodide/mine/email', exist_ok=True)\n"
+            "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
+            "sys.path.insert(0, '/home/pyodide/mine')\n"
+            "import email.mime.text")
+    err = page.evaluate("code => window.pyodideCells.runCode(code)", code)["error"]
+    assert err["ename"] == "ModuleNotFoundError" and "email.mime" in err["evalue"], err
+
+
+def test_an_import_that_waits_too_long_for_the_rest_ends_in_an_error_and_keeps_the_namespace(browser, base_url):
+    """The rest never answers: the import gives up after worker_boot.REST_TIMEOUT_MS, and says so."""
+    context = browser.new_context(service_workers="block")
+    context.route(REST_URLS, lambda route: None)  # never answered
+    try:
+        page = context.new_page()
+        open_fresh(page, base_url)
+        run(page, "kept = 'still here'")
+        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+        assert err["ename"] == "StdlibRestUnavailable" and "did not arrive within 30 s" in err["evalue"], err
+        assert run(page, "print(kept)")["stdout"].strip() == "still here"
+    finally:
+        context.close()

@@ -305,8 +305,8 @@ class CellRunner:
         Returns JSON: ``{"status": "ok"|"interrupted"|"error", "results": [...],
         "warnings": [...]}`` (``labs.checks.Result.as_dict``, :meth:`provenance`); the
         results are empty when Stop interrupted the checks, or when the
-        check engine could not be imported ("error", reported as an error
-        message first). Raises nothing for failing code: a failure is a record.
+        check engine itself failed, e.g. could not import doctest ("error",
+        reported as an error message first). Raises nothing for failing code: a failure is a record.
         """
         # The one check engine, from the labs wheel (CI and the command line use it too).
         from labs.checks import run_blocks
@@ -318,9 +318,9 @@ class CellRunner:
             results = [r.as_dict() for r in run_blocks(list(json.loads(blocks_json)), self.namespace)]
         except KeyboardInterrupt:
             return json.dumps({"status": "interrupted", "results": [], "warnings": []})
-        except ImportError as exc:
-            # The check engine's own (doctest comes with the rest of the standard library, which
-            # may not have arrived): a learner's ImportError is a record in the results.
+        except Exception as exc:  # noqa: BLE001 - reported, as a cell's error is
+            # The check engine's own failure (doctest comes with the rest of the standard library,
+            # which may not be had): whatever the learner's code raises is a record in the results.
             self._report_exception(exc)
             return json.dumps({"status": "error", "results": [], "warnings": []})
         finally:
@@ -365,6 +365,13 @@ class CellRunner:
             limit = 30  # keep a runaway recursion's traceback readable
         else:
             limit = None
+        # Nor the worker's own Python (worker_boot.py, run as "<exec>"): an import that needs
+        # the rest of the standard library fails inside it, but the learner's line is the news.
+        depth, frame = 0, tb
+        while frame is not None and frame.tb_frame.f_code.co_filename != "<exec>":
+            depth, frame = depth + 1, frame.tb_next
+        if frame is not None and depth:
+            limit = depth if limit is None else min(limit, depth)
         text = "".join(traceback.format_exception(type(exc), exc, tb, limit=limit))
         self.emit(
             "error",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 
 def find_new_files() -> None:
@@ -68,39 +69,57 @@ class StdlibRestUnavailable(ImportError):
     """The rest of the standard library could not be fetched (offline, or the host lacks it)."""
 
 
+# How long an import waits for the rest (1.8 MB) when it fetches it itself: on a
+# link of 0.5 Mbit/s it arrives within it. Stop cannot interrupt the wait (the
+# worker's thread waits for the network), so it ends in an error the learner can
+# read, with the namespace kept, rather than in a restart.
+REST_TIMEOUT_MS = 30_000
+
+
 class StdlibRest:
     """Serves imports from the rest of the standard library, which arrives after start-up.
 
     The worker starts Python with a zip of only the modules a page imports
     before its first output (precompile_bytecode.mjs); the rest (doctest,
-    email, statistics, the codecs, ...) is a second zip, which the worker
+    email, statistics, most codecs, ...) is a second zip, which the worker
     fetches once the page is ready and hands to :meth:`mount`. This finder,
-    last on ``sys.meta_path``, answers for the modules the build's index
-    lists: from the second zip, fetching it synchronously (a worker may) if
-    it has not arrived yet. It also finds the rest's submodules of packages
-    the start zip holds (``json.tool``, ``importlib.metadata``), whose
-    ``__path__`` names the start zip only. A name in neither zip is not
-    fetched for: ``import numpy`` fails at once, as usual.
+    on ``sys.meta_path`` after the path finder, answers for the modules the
+    build's index lists: from the second zip, fetching it synchronously (a
+    worker may) if it has not arrived yet. It also finds the rest's
+    submodules of packages the start zip holds (``json.tool``,
+    ``encodings.cp1252``), whose ``__path__`` names the start zip only, and
+    not those of a package of the same name from elsewhere. A name in
+    neither zip is not fetched for: ``import numpy`` fails at once, as usual.
+    What arrives is checked against the SHA-256 the index carries: an error
+    page or a cut-short file is never mounted.
 
     Raises :class:`StdlibRestUnavailable` (an ImportError) from an import
-    that needs the rest when it cannot be fetched.
+    that needs the rest when it cannot be fetched; the next such import
+    tries again.
     """
 
-    def __init__(self, url: str, archive: str, modules: list[str]) -> None:
+    def __init__(self, url: str, start: str, index: dict) -> None:
         self.url = url  #: relative to the worker's URL
-        self.archive = archive  #: where it is written in the file system
-        self.modules = frozenset(modules)
+        self.start = start  #: the start zip's path, on sys.path
+        self.archive = index["archive"]  #: where the rest is written in the file system
+        self.sha256 = index["sha256"]
+        self.modules = frozenset(index["modules"])
         self.importers: dict[str, object] = {}
+        self.failure = ""  #: why the last fetch failed ("": it did not)
+        self.failed_at = 0.0  #: when (time.monotonic)
 
     @classmethod
     def install(cls, url: str) -> None:
-        """Put a finder for the rest at the end of ``sys.meta_path``, reading the start zip's index."""
+        """Put a finder for the rest on ``sys.meta_path``, reading the start zip's index."""
+        import codecs
         import json
         import zipimport
 
         start = next(p for p in sys.path if p.endswith(".zip"))
         index = json.loads(zipimport.zipimporter(start).get_data(f"{start}/{REST_INDEX}"))
-        sys.meta_path.append(cls(url, index["archive"], index["modules"]))
+        rest = cls(url, start, index)
+        sys.meta_path.append(rest)
+        codecs.register(rest.codec_unavailable)
 
     @staticmethod
     def installed() -> StdlibRest | None:
@@ -109,6 +128,8 @@ class StdlibRest:
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname not in self.modules:
             return None
+        if path is not None and not any(str(entry).startswith(self.start + "/") for entry in path):
+            return None  # a submodule of a package that is not the standard library's
         self.ensure(fullname)
         package = fullname.rpartition(".")[0]
         if package not in self.importers:
@@ -130,33 +151,90 @@ class StdlibRest:
         try:
             request.open("GET", self.url, False)
             request.responseType = "arraybuffer"
+            request.timeout = REST_TIMEOUT_MS
             request.send(None)
-        except Exception as err:  # noqa: BLE001 - a network failure is a JavaScript error
-            raise StdlibRestUnavailable(
-                f"{fullname} is in the part of Python's standard library that arrives after start-up, "
-                f"and it could not be fetched from {self.url}: {err}", name=fullname) from None
+        except Exception as err:  # noqa: BLE001 - a network failure or the timeout is a JavaScript error
+            why = f"it did not arrive within {REST_TIMEOUT_MS // 1000} s" if "timeout" in str(err).lower() else str(err)
+            self.unavailable(fullname, why)
         if request.status != 200:
-            raise StdlibRestUnavailable(
-                f"{fullname} is in the part of Python's standard library that arrives after start-up, "
-                f"and {self.url} answered HTTP {request.status}", name=fullname)
-        self.mount(request.response.to_bytes())
+            self.unavailable(fullname, f"the server answered HTTP {request.status}")
+        try:
+            self.mount(request.response.to_bytes())
+        except ValueError as err:
+            self.unavailable(fullname, str(err))
 
-    def mount(self, data: bytes) -> None:
-        """Write the rest into the file system (once) and put it on ``sys.path``."""
+    def unavailable(self, fullname: str, why: str) -> NoReturn:
+        """Raise the import's error, and remember why for the codecs (:meth:`codec_unavailable`)."""
+        import time
+
+        from js import URL, location
+
+        self.failure, self.failed_at = why, time.monotonic()
+        where = URL.new(self.url, location.href).href
+        raise StdlibRestUnavailable(
+            f"{fullname} is in the part of Python's standard library that is loaded after the page "
+            f"starts, and it could not be fetched from {where}: {why}. Check the connection, then run "
+            f"the cell again.", name=fullname) from None
+
+    def codec_unavailable(self, encoding: str):
+        """A codec search function, asked after Python's own (``encodings``) found nothing.
+
+        Most codecs are in the rest, and ``encodings`` remembers a codec whose
+        import failed as unknown: before the rest has arrived, fetch it and
+        look again; if it cannot be had, say so instead of "unknown encoding".
+        """
+        import codecs
+        import time
+
+        if self.mounted():
+            return None  # unknown indeed
+        if not (self.failure and time.monotonic() - self.failed_at < 1):  # not the failure just now
+            try:
+                self.ensure(f"the codec {encoding}")
+            except StdlibRestUnavailable:
+                pass
+            else:
+                return codecs.lookup(encoding)  # mount() made encodings forget its failures
+        raise LookupError(
+            f"unknown encoding: {encoding} (most codecs are in the part of Python's standard library "
+            f"that is loaded after the page starts, which could not be fetched: {self.failure})")
+
+    def mounted(self) -> bool:
         import os
 
-        if not os.path.exists(self.archive):
+        return os.path.exists(self.archive)
+
+    def mount(self, data: bytes) -> None:
+        """Write the rest into the file system (once) and put it on ``sys.path``, after the start.
+
+        Raises ValueError, and mounts nothing, when ``data`` is not the rest
+        this site was built with (its SHA-256 differs).
+        """
+        import os
+
+        import _sha2  # hashlib comes with the rest
+
+        if not self.mounted():
+            if _sha2.sha256(data).hexdigest() != self.sha256:
+                raise ValueError(f"what arrived ({len(data):,} bytes) is not the file this site was built with")
             with open(self.archive + ".partial", "wb") as f:
                 f.write(data)
             os.replace(self.archive + ".partial", self.archive)
+        self.failure = ""
+        # A codec looked up while the rest was missing is remembered as unknown.
+        encodings = sys.modules.get("encodings")
+        for name, codec in list(getattr(encodings, "_cache", {}).items()):
+            if codec is None:
+                del encodings._cache[name]
         if self.archive not in sys.path:
-            sys.path.append(self.archive)
+            sys.path.insert(sys.path.index(self.start) + 1 if self.start in sys.path else len(sys.path), self.archive)
 
     def forget(self) -> None:
         """After a restore: the file system is new, so the rest has not arrived."""
         import zipimport
 
         self.importers.clear()
+        self.failure = ""
         if self.archive in sys.path:
             sys.path.remove(self.archive)
         sys.path_importer_cache.pop(self.archive, None)
