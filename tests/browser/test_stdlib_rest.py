@@ -186,3 +186,15 @@ def test_an_import_that_waits_too_long_for_the_rest_ends_in_an_error_and_keeps_t
         assert run(page, "print(kept)")["stdout"].strip() == "still here"
     finally:
         context.close()
+
+
+def test_a_long_reason_wraps_in_the_check_console_on_a_phone(phone_page, base_url):
+    """The reason the checks could not run names a long URL: at 390 px it wraps, it is not cut off."""
+    phone_page.context.route(REST_URLS, lambda route: route.fulfill(status=404, body="gone"))
+    open_fresh(phone_page, base_url)
+    check(phone_page)
+    scroll, client, right, width = phone_page.evaluate(
+        "(() => { const s = document.querySelector('.pc-checks-summary');"
+        " return [s.scrollWidth, s.clientWidth, s.getBoundingClientRect().right, innerWidth]; })()")
+    assert "HTTP 404" in phone_page.locator(".pc-checks-summary").inner_text()
+    assert scroll <= client and right <= width, (scroll, client, right, width)
