@@ -11,6 +11,8 @@ then says.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, run_and_wait, type_code
@@ -28,6 +30,26 @@ TYPED = (
 
 def is_rest(request) -> bool:
     return "/python_stdlib_rest-" in request.url
+
+
+def error_of(page, code: str) -> dict | None:
+    """The error a run of ``code`` reported (ename, evalue, traceback), or None."""
+    return page.evaluate("code => window.pyodideCells.runCode(code)", code)["error"]
+
+
+@contextmanager
+def lab_whose_rest(browser, base_url, answer):
+    """A cold visit of the micrograd lab, started afresh and with no service worker, on which
+    ``answer(route)`` answers every request for the rest; yields the ready page with ``kept`` defined."""
+    context = browser.new_context(service_workers="block")
+    context.route(REST_URLS, answer)
+    try:
+        page = context.new_page()
+        open_fresh(page, base_url)
+        run(page, "kept = 'still here'")
+        yield page
+    finally:
+        context.close()
 
 
 def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_it(browser, base_url):
@@ -62,7 +84,7 @@ def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_
         assert len(asked) == 2, "the import fetched the rest itself"
 
         # A module in neither part is not fetched for: it fails as usual.
-        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import numpy")["error"]
+        err = error_of(page, "import numpy")
         assert err["ename"] == "ModuleNotFoundError" and "numpy" in err["evalue"]
         assert len(asked) == 2
         held[0].continue_()
@@ -96,13 +118,8 @@ def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name)
 
 
 def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser, base_url):
-    context = browser.new_context(service_workers="block")
-    context.route(REST_URLS, lambda route: route.fulfill(status=404, body="gone"))
-    try:
-        page = context.new_page()
-        open_fresh(page, base_url)
-        run(page, "kept = 'still here'")
-        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+    with lab_whose_rest(browser, base_url, lambda route: route.fulfill(status=404, body="gone")) as page:
+        err = error_of(page, "import statistics")
         assert err["ename"] == "StdlibRestUnavailable", err
         assert "HTTP 404" in err["evalue"] and "python_stdlib_rest-" in err["evalue"], err
         assert issubclass_of_import_error(page)
@@ -113,8 +130,6 @@ def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser
         summary = page.locator(".pc-checks-summary").inner_text()
         assert summary.startswith("Could not run the checks: StdlibRestUnavailable: doctest is in the part"), summary
         assert "HTTP 404" in summary
-    finally:
-        context.close()
 
 
 def issubclass_of_import_error(page) -> bool:
@@ -140,25 +155,24 @@ def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
 def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(browser, base_url):
     """A host's error page (or a captive portal) answered 200 for the rest: it is not mounted, the
     import says so, codecs say so too, and once the real file can be had the same imports work."""
-    context = browser.new_context(service_workers="block")
     broken = [True]
-    context.route(REST_URLS, lambda route: route.fulfill(status=200, body="<html>Sign in to the Wi-Fi</html>")
-                  if broken[0] else route.continue_())
-    try:
-        page = context.new_page()
-        open_fresh(page, base_url)
-        run(page, "kept = 'still here'")
-        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+
+    def answer(route):
+        if broken[0]:
+            route.fulfill(status=200, body="<html>Sign in to the Wi-Fi</html>")
+        else:
+            route.continue_()
+
+    with lab_whose_rest(browser, base_url, answer) as page:
+        err = error_of(page, "import statistics")
         assert err["ename"] == "StdlibRestUnavailable", err
         assert "is not the file this site was built with" in err["evalue"] and "Check the connection" in err["evalue"]
         assert "<exec>" not in err["traceback"] and "/_static/pyodide/python_stdlib_rest-" in err["evalue"]
-        err = page.evaluate("code => window.pyodideCells.runCode(code)", "'é'.encode('cp1252')")["error"]
+        err = error_of(page, "'é'.encode('cp1252')")
         assert err["ename"] == "LookupError" and "could not be fetched" in err["evalue"], err
         broken[0] = False
         out = run(page, "import statistics\nprint(kept, statistics.mean([1, 2]), 'é'.encode('cp1252'))")
         assert out["stdout"].strip() == "still here 1.5 b'\\xe9'"
-    finally:
-        context.close()
 
 
 def test_a_learners_own_package_does_not_get_the_standard_librarys_submodules(page, base_url):
@@ -169,23 +183,16 @@ def test_a_learners_own_package_does_not_get_the_standard_librarys_submodules(pa
             "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
             "sys.path.insert(0, '/home/pyodide/mine')\n"
             "import email.mime.text")
-    err = page.evaluate("code => window.pyodideCells.runCode(code)", code)["error"]
+    err = error_of(page, code)
     assert err["ename"] == "ModuleNotFoundError" and "email.mime" in err["evalue"], err
 
 
 def test_an_import_that_waits_too_long_for_the_rest_ends_in_an_error_and_keeps_the_namespace(browser, base_url):
     """The rest never answers: the import gives up after worker_boot.REST_TIMEOUT_MS, and says so."""
-    context = browser.new_context(service_workers="block")
-    context.route(REST_URLS, lambda route: None)  # never answered
-    try:
-        page = context.new_page()
-        open_fresh(page, base_url)
-        run(page, "kept = 'still here'")
-        err = page.evaluate("code => window.pyodideCells.runCode(code)", "import statistics")["error"]
+    with lab_whose_rest(browser, base_url, lambda route: None) as page:  # never answered
+        err = error_of(page, "import statistics")
         assert err["ename"] == "StdlibRestUnavailable" and "did not arrive within 30 s" in err["evalue"], err
         assert run(page, "print(kept)")["stdout"].strip() == "still here"
-    finally:
-        context.close()
 
 
 def test_a_long_reason_wraps_in_the_check_console_on_a_phone(phone_page, base_url):

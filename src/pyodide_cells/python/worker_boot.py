@@ -141,9 +141,7 @@ class StdlibRest:
 
     def ensure(self, fullname: str) -> None:
         """Fetch the rest now (synchronously) unless it has arrived; ``fullname`` is the module that needs it."""
-        import os
-
-        if os.path.exists(self.archive):
+        if self.mounted():
             return
         from js import XMLHttpRequest
 
@@ -200,6 +198,7 @@ class StdlibRest:
             f"that is loaded after the page starts, which could not be fetched: {self.failure})")
 
     def mounted(self) -> bool:
+        """Whether the rest is in the file system (a snapshot's is new: :meth:`forget`)."""
         import os
 
         return os.path.exists(self.archive)
