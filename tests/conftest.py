@@ -155,6 +155,35 @@ def page(browser, recorder):
     yield from _checked_page(browser, recorder, 1280, 900)
 
 
+class Outage:
+    """Requests of ``page`` matching ``pattern`` fail, as offline, until :meth:`end`.
+
+    Lifting an outage with ``page.unroute`` races a request in flight: Playwright
+    may hand the route its removed handler aborted on to the context's handler,
+    which then fails with "Route is already handled". A handler that stays, and
+    falls back once the outage ends, leaves no such window.
+    """
+
+    def __init__(self, page, pattern: str) -> None:
+        self.ongoing = True
+        page.route(pattern, self._handle)
+
+    def _handle(self, route) -> None:
+        if self.ongoing:
+            route.abort()
+        else:
+            route.fallback()
+
+    def end(self) -> None:
+        self.ongoing = False
+
+
+@pytest.fixture
+def outage(page):
+    """Start an :class:`Outage` of ``page`` for a URL pattern."""
+    return lambda pattern: Outage(page, pattern)
+
+
 @pytest.fixture
 def phone_page(browser, recorder):
     yield from _checked_page(browser, recorder, 390, 844)

@@ -33,13 +33,13 @@ def test_check_my_code_checks_the_code_shown_not_the_last_run(page, base_url):
     assert "passed" not in {results[name] for name in ALL_CHECKS}  # it said "10 / 10 passed" on the unfinished starter
 
 
-def test_a_failed_download_of_the_interpreter_says_so_and_restart_retries(page, base_url, recorder):
-    page.route("**/pyodide.asm.wasm", lambda route: route.abort())
+def test_a_failed_download_of_the_interpreter_says_so_and_restart_retries(page, base_url, recorder, outage):
+    wasm_offline = outage("**/pyodide.asm.wasm")
     page.goto(f"{base_url}/paged_attention.html")
     page.wait_for_function("document.documentElement.dataset.pyodideState === 'error'", timeout=TIMEOUT)
     text = page.locator(".pc-runtime-text").inner_text()
     assert "could not load the Python runtime" in text and "pyodide.asm.wasm" in text and ".." not in text
-    page.unroute("**/pyodide.asm.wasm")
+    wasm_offline.end()
     page.locator(".pc-runtime .pc-restart").click()
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert set(recorder.console_errors) <= {"Failed to load resource: net::ERR_FAILED"}

@@ -380,8 +380,8 @@ def test_a_saved_edit_shows_before_its_editor_exists(page, own_server):
     assert code.inner_text().strip() == "print('my edit')"  # what Run would run, not the original
 
 
-def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_again(page, base_url, recorder):
-    page.route("**/chunks/editor-*.js", lambda route: route.abort())  # offline before it was ever loaded
+def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_again(page, base_url, recorder, outage):
+    editor_offline = outage("**/chunks/editor-*.js")  # offline before it was ever loaded
     page.goto(f"{base_url}/paged_attention.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
     code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
@@ -395,7 +395,7 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     # The refused chunk was logged by the browser (once per attempt): expected here, and only this.
     assert recorder.console_errors and set(recorder.console_errors) == {"Failed to load resource: net::ERR_FAILED"}
     recorder.console_errors.clear()
-    page.unroute("**/chunks/editor-*.js")
+    editor_offline.end()
     # A DOM click: the cell scrolled into view, so an editor may be on its way already.
     code.dispatch_event("click")
     page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
