@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
+from pyodide_cells.precompress import archives  # noqa: E402
 from pyodide_cells.serve import make_server  # noqa: E402
 from tests.chromium import CHROMIUM, launch  # noqa: E402  (the tests' Chromium, flags and all)
 from tests.plain_host import PlainHost  # noqa: E402  (a host that adds nothing, as in the tests)
@@ -431,14 +432,16 @@ def write_waterfalls(profiles: dict) -> None:
                 '<div class="bench-waterfalls">\n' + "\n".join(parts) + "\n</div>\n")
 
 
-# The compressible files on the way to a lab's first output (the zips and the wheel are compressed already).
+# The compressible files on the way to a lab's first output (the archives follow them: compression()).
 CRITICAL_FILES = ("_static/pyodide/pyodide.asm.wasm", "_static/pyodide/pyodide.asm.js", "_static/pyodide/pyodide-lock.json",
                   "_static/pyodide/pyodide.js", "_static/pyodide_cells/worker.js", "_static/pyodide_cells/runner.py",
                   "_static/pyodide_cells/cells.js", "_static/pyodide_cells/cells.css", *LAB_PAGES.values())
 
 
 def compression(site: Path) -> list[dict]:
-    """Each critical file's size as a file, gzipped as the guide's server does (-6), and as its Brotli copy."""
+    """Each critical file's size as a file, gzipped as the guide's server does (-6), and as its Brotli copy;
+    then the archives on the way to first output, which the server sends as they are or as their
+    Brotli copy (of the same archive stored: precompress.ARCHIVES), with no gzip figure."""
     import gzip
 
     rows = []
@@ -447,6 +450,10 @@ def compression(site: Path) -> list[dict]:
         br = path.with_name(path.name + ".br")
         rows.append({"file": rel, "bytes": path.stat().st_size,
                      "gzip": len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)),
+                     "br": br.stat().st_size if br.is_file() else None})
+    for path in archives(site):
+        br = path.with_name(path.name + ".br")
+        rows.append({"file": path.relative_to(site).as_posix(), "bytes": path.stat().st_size, "gzip": None,
                      "br": br.stat().st_size if br.is_file() else None})
     return rows
 
@@ -472,10 +479,11 @@ def write_tables(data: dict) -> None:
             w = csv.writer(f)
             w.writerow(["file", "file (kB)", "gzip (kB)", "Brotli (kB)", "Brotli saves"])
             for row in data["compression"]:
-                br = row["br"]
-                w.writerow([row["file"].rsplit("/", 1)[-1], f"{row['bytes'] / 1e3:,.0f}", f"{row['gzip'] / 1e3:,.1f}",
+                br, gz = row["br"], row.get("gzip")
+                sent = row["bytes"] if gz is None else gz  # an archive is sent as it is where not as Brotli
+                w.writerow([row["file"].rsplit("/", 1)[-1], f"{row['bytes'] / 1e3:,.0f}", "–" if gz is None else f"{gz / 1e3:,.1f}",
                             "–" if br is None else f"{br / 1e3:,.1f}",
-                            "–" if br is None else f"{(1 - br / row['gzip']):.0%} ({(row['gzip'] - br) / 1e3:,.0f} kB)"])
+                            "–" if br is None else f"{(1 - br / sent):.0%} ({(sent - br) / 1e3:,.0f} kB)"])
     pages = data["pages"]
     floor = pages[FLOOR]["cold"]["first_output_ms"]
     with open(GENERATED / "pages.csv", "w", newline="") as f:

@@ -188,3 +188,30 @@ def test_the_waterfall_draws_files_in_request_order_with_their_sizes():
     assert names == ["micrograd.html", "site.css", "pyodide/pyodide.asm.wasm"]  # in the order the requests left
     assert "2.27 MB" in svg and "30 kB" in svg and ">cache<" in svg and "first output 6.00 s" in svg
     assert svg.count("<rect") == 3
+
+
+def test_the_compression_table_weighs_an_archives_brotli_copy_against_the_file_it_replaces(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    d = data()
+    d["compression"] = [
+        {"file": "_static/pyodide/pyodide.asm.wasm", "bytes": 10_000_000, "gzip": 3_000_000, "br": 2_250_000},
+        {"file": "_static/pyodide/python_stdlib-abc.zip", "bytes": 1_280_000, "gzip": None, "br": 896_000},
+    ]
+    bench.write_tables(d)
+    rows = read(tmp_path / "compression.csv")
+    assert rows[1] == ["pyodide.asm.wasm", "10,000", "3,000.0", "2,250.0", "25% (750 kB)"]
+    assert rows[2] == ["python_stdlib-abc.zip", "1,280", "–", "896.0", "30% (384 kB)"]
+
+
+def test_the_compression_rows_list_the_archives_with_their_brotli_copies(tmp_path):
+    site = tmp_path / "site"
+    for rel in bench.CRITICAL_FILES:
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_bytes(b"x" * 2000)
+    stdlib = site / "_static" / "pyodide" / "python_stdlib-abc.zip"
+    stdlib.write_bytes(b"z" * 1000)
+    stdlib.with_name(stdlib.name + ".br").write_bytes(b"b" * 700)
+    (site / "_static" / "pyodide" / "python_stdlib_rest-abc.zip").write_bytes(b"r" * 1000)  # sent as it is: not listed
+    rows = bench.compression(site)
+    assert rows[-1] == {"file": "_static/pyodide/python_stdlib-abc.zip", "bytes": 1000, "gzip": None, "br": 700}
+    assert len(rows) == len(bench.CRITICAL_FILES) + 1

@@ -309,6 +309,29 @@ def test_hints_are_not_in_the_pages_text_but_in_its_checks(site_dir):
     assert all(c["hints"] for c in config["checks"] if not c["setup"])  # every check of the lab has hints
 
 
+def test_the_brotli_copy_of_each_archive_on_the_way_to_first_output_is_the_same_archive_stored(site_dir, tmp_path):
+    """Deflate compresses each member alone; Brotli, given the members stored, across them."""
+    import subprocess
+
+    from pyodide_cells.precompress import archives, is_fresh
+
+    found = archives(site_dir)
+    assert sorted(p.name.split("-")[0] for p in found) == ["ai_systems_labs", "labs", "python_stdlib"], found
+    assert not any(p.name.startswith("python_stdlib_rest-") for p in found)  # its SHA-256 is checked as it is
+    for archive in found:
+        assert is_fresh(archive), archive
+        decoded = tmp_path / archive.name
+        subprocess.run(["node", "-e", "require('fs').writeFileSync(process.argv[2], "
+                        "require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
+                        f"{archive}.br", str(decoded)], check=True)
+        with zipfile.ZipFile(archive) as deflated, zipfile.ZipFile(decoded) as stored:
+            assert stored.testzip() is None
+            assert [i.filename for i in stored.infolist()] == [i.filename for i in deflated.infolist()]
+            assert {i.compress_type for i in stored.infolist()} == {zipfile.ZIP_STORED}
+            assert all(stored.read(name) == deflated.read(name) for name in deflated.namelist())
+        assert archive.with_name(archive.name + ".br").stat().st_size < 0.8 * archive.stat().st_size
+
+
 def test_brotli_copies_beside_the_runtime_decode_to_the_files_and_are_smaller_than_gzip(site_dir):
     import gzip
     import subprocess
