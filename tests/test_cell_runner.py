@@ -166,6 +166,39 @@ def test_reset_forgets_names(run):
     assert run("display")[1][0][1]["data"]["text/plain"].startswith("<bound method CellRunner.display")
 
 
+def test_doctest_testmod_in_a_cell_tests_the_cells_names(run):
+    """It tested the worker's own __main__ (here pytest's): "attempted=0", the learner's examples unseen."""
+    run('def double(x):\n    """\n    >>> double(2)\n    4\n    >>> double(3)\n    7\n    """\n    return 2 * x')
+    status, events = run("import doctest\ndoctest.testmod()")
+    assert events[-1][1]["data"]["text/plain"] == "TestResults(failed=1, attempted=2)"
+    assert "Expected:\n    7\nGot:\n    6" in "".join(p["text"] for k, p in events if k == "stream")
+
+
+def test_unittest_main_in_a_cell_finds_the_cells_tests(run):
+    code = ("import unittest\n"
+            "class TestDouble(unittest.TestCase):\n"
+            "    def test_two(self):\n        self.assertEqual(2 * 2, 4)\n"
+            "    def test_three(self):\n        self.assertEqual(2 * 3, 6)\n"
+            "unittest.main(argv=['cell'], exit=False).result.testsRun")
+    status, events = run(code)
+    assert status["status"] == "ok" and events[-1][1]["data"]["text/plain"] == "2"
+
+
+def test_a_class_defined_in_a_cell_pickles(run):
+    status, events = run("import pickle\nclass Point:\n    x = 3\ntype(pickle.loads(pickle.dumps(Point()))).__name__")
+    assert status["status"] == "ok", events
+    assert events[-1][1]["data"]["text/plain"] == "'Point'"
+
+
+def test_the_cells_are_main_only_while_they_run(run):
+    before = sys.modules.get("__main__")
+    status, events = run("import sys\nsys.modules['__main__'].__dict__ is globals()")
+    assert events[-1][1]["data"]["text/plain"] == "True"
+    assert sys.modules.get("__main__") is before
+    run.runner.reset()
+    assert run("__name__")[1][0][1]["data"]["text/plain"] == "'__main__'"
+
+
 def test_stdout_is_restored_after_a_cell(run, capsys):
     run("print('inside')")
     print("outside")

@@ -406,6 +406,27 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     recorder.console_errors.clear()
 
 
+def test_doctest_testmod_and_unittest_main_in_cells_test_what_the_cells_defined(page, base_url):
+    """Both tested the worker's own __main__: "TestResults(failed=0, attempted=0)", "Ran 0 tests"."""
+    open_lab(page, base_url)
+    set_code(page, 0, "\n".join([
+        "import doctest, unittest",
+        "def double(x):",
+        '    """',
+        "    >>> double(21)",
+        "    42",
+        '    """',
+        "    return 2 * x",
+        "class TestDouble(unittest.TestCase):",
+        "    def test_double(self):",
+        "        self.assertEqual(double(2), 4)",
+        "unittest.main(argv=['cell'], exit=False)",
+        "doctest.testmod()",
+    ]))
+    out = run_and_wait(page, 0)
+    assert "Ran 1 test in" in out and out.endswith("TestResults(failed=0, attempted=1)"), out
+
+
 def test_output_reads_as_a_terminal_shows_it_progress_lines_and_colour_codes(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "\n".join([

@@ -4,7 +4,9 @@ It runs inside Pyodide's Web Worker (``worker.js`` loads this file as the
 module ``pyodide_cells_runner``) and, unchanged, in CPython for the tests.
 It follows the conventions of an IPython kernel that learners already know:
 
-- every cell of a page runs in one namespace (``__name__ == "__main__"``);
+- every cell of a page runs in one namespace, the module ``__main__`` while a
+  cell runs (so ``doctest.testmod()``, ``unittest.main()`` and pickle find
+  what the cells defined);
 - the value of a final expression statement is displayed (not ``None``), and
   bound to ``_``;
 - objects are displayed through ``_repr_mimebundle_``, ``_repr_html_``,
@@ -26,10 +28,12 @@ from __future__ import annotations
 import ast
 import io
 import json
+import contextlib
 import linecache
 import sys
 import traceback
-from typing import Any, Callable
+import types
+from typing import Any, Callable, Iterator
 
 Emit = Callable[[str, str], Any]
 
@@ -218,15 +222,32 @@ class CellRunner:
         self.max_plain_chars = limits["outputChars"]
         self.max_rich_chars = limits["richCharsPerOutput"]
         self.execution_count = 0
-        self.namespace: dict[str, Any] = {}
+        # A module, not a bare dict: it stands in for __main__ while cells run (as_main).
+        self.main = types.ModuleType("__main__")
+        self.namespace: dict[str, Any] = self.main.__dict__
         self.reset()
 
     def reset(self) -> None:
         """Forget every name the cells defined (a fresh namespace)."""
         self.namespace.clear()
         self.namespace.update(
-            {"__name__": "__main__", "__builtins__": __builtins__, "display": self.display}
+            {"__name__": "__main__", "__doc__": None, "__builtins__": __builtins__, "display": self.display}
         )
+
+    @contextlib.contextmanager
+    def as_main(self) -> Iterator[None]:
+        """The cells' namespace is ``sys.modules["__main__"]`` meanwhile, as in a notebook's kernel:
+        ``doctest.testmod()``, ``unittest.main()`` and pickle look their names up there. The
+        worker's own ``__main__`` comes back after, with everything Pyodide keeps in it."""
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = self.main
+        try:
+            yield
+        finally:
+            if saved is None:
+                sys.modules.pop("__main__", None)
+            else:
+                sys.modules["__main__"] = saved
 
     def display(self, *objs: Any, display_id: str | None = None, update: bool = False) -> None:
         """Show each object below the running cell, like IPython's ``display``.
@@ -277,17 +298,18 @@ class CellRunner:
             if tree.body and isinstance(tree.body[-1], ast.Expr):
                 last = ast.Expression(tree.body.pop().value)
             try:
-                exec(compile(tree, filename, "exec"), self.namespace)
-                if last is not None:
-                    value = eval(compile(last, filename, "eval"), self.namespace)
-                    if value is not None:
-                        self.namespace["_"] = value
-                        self.emit(
-                            "result",
-                            json.dumps(
-                                {"data": self._bundle(value), "execution_count": self.execution_count}
-                            ),
-                        )
+                with self.as_main():
+                    exec(compile(tree, filename, "exec"), self.namespace)
+                    if last is not None:
+                        value = eval(compile(last, filename, "eval"), self.namespace)
+                        if value is not None:
+                            self.namespace["_"] = value
+                            self.emit(
+                                "result",
+                                json.dumps(
+                                    {"data": self._bundle(value), "execution_count": self.execution_count}
+                                ),
+                            )
             except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit too
                 self._report_exception(exc)
                 status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
@@ -315,7 +337,8 @@ class CellRunner:
         saved = sys.stdout, sys.stdin
         sys.stdin = NoInput()
         try:
-            results = [r.as_dict() for r in run_blocks(list(json.loads(blocks_json)), self.namespace)]
+            with self.as_main():
+                results = [r.as_dict() for r in run_blocks(list(json.loads(blocks_json)), self.namespace)]
         except KeyboardInterrupt:
             return json.dumps({"status": "interrupted", "results": [], "warnings": []})
         except Exception as exc:  # noqa: BLE001 - reported, as a cell's error is
