@@ -71,9 +71,12 @@ function fakeOPFS() {
   /** @type {Map<string, Uint8Array>} */
   const files = new Map();
   const events = [];
+  /** @type {Set<string>} files with an open access handle: OPFS refuses to remove them */
+  const locked = new Set();
   const fileHandle = (name) => ({
     async createSyncAccessHandle() {
       events.push("open");
+      locked.add(name);
       let data = files.get(name) || new Uint8Array(0);
       return {
         truncate(size) { data = data.slice(0, size); },
@@ -85,7 +88,7 @@ function fakeOPFS() {
           events.push(`write ${at}`);
         },
         flush() { files.set(name, data); },
-        close() { files.set(name, data); },
+        close() { files.set(name, data); locked.delete(name); },
       };
     },
     async move(newName) { files.set(newName, files.get(name)); files.delete(name); },
@@ -97,9 +100,12 @@ function fakeOPFS() {
       if (!files.has(name)) files.set(name, new Uint8Array(0));
       return fileHandle(name);
     },
-    async removeEntry(name) { files.delete(name); },
+    async removeEntry(name) {
+      if (locked.has(name)) throw new DOMException("locked", "NoModificationAllowedError");
+      if (!files.delete(name)) throw new DOMException("not found", "NotFoundError");
+    },
   };
-  return { files, events, folder };
+  return { files, events, folder, locked };
 }
 
 test("SnapshotStore.store packs once the file is open, writes a slice at a time, and a request is answered between slices", async () => {
@@ -134,5 +140,38 @@ test("packSparse on memory that does not start on a 4-byte boundary, or whose le
     const packed = packSparse(view);
     assert.ok(packed.length < view.length / 2);
     assert.deepEqual(unpackSparse(packed), view);
+  }
+});
+
+test("SnapshotStore sweeps older builds' snapshots and the partial files of writes that never finished, not a live tab's", async () => {
+  const { files, folder, locked } = fakeOPFS();
+  const navigator = { storage: { getDirectory: async () => folder } };
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
+  globalThis.self = /** @type {any} */ ({ navigator, FileSystemFileHandle: { prototype: { createSyncAccessHandle() {} } } });
+  try {
+    const store = new SnapshotStore("http://127.0.0.1:8000/_static/pyodide_cells/", "0123456789abcdef");
+    const other = new SnapshotStore("http://127.0.0.1:8000/other/_static/pyodide_cells/", "0123456789abcdef");
+    const kept = new Uint8Array([1, 2, 3]);
+    files.set(store.name, kept); // this build's, kept by an earlier visit
+    files.set(`${store.prefix}fedcba9876543210.bin`, new Uint8Array(9)); // an older build's
+    files.set(`${store.name}.dead0001.partial`, new Uint8Array(5)); // a tab closed while it wrote
+    files.set(`${store.name}.live0002.partial`, new Uint8Array(5)); // a tab writing now
+    locked.add(`${store.name}.live0002.partial`);
+    files.set(other.name, new Uint8Array(4)); // another copy of the guide on this origin
+    files.set("unrelated.txt", new Uint8Array(1));
+    await store.sweep();
+    assert.deepEqual([...files.keys()].sort(), [store.name, `${store.name}.live0002.partial`, other.name, "unrelated.txt"].sort());
+    assert.deepEqual(files.get(store.name), kept);
+    // A write sweeps first: the dead tab's partial file does not outlive the next snapshot kept.
+    files.set(`${store.name}.dead0003.partial`, new Uint8Array(5));
+    files.delete(store.name);
+    await store.store(new Uint8Array([7, 7]));
+    assert.deepEqual([...files.keys()].sort(), [store.name, `${store.name}.live0002.partial`, other.name, "unrelated.txt"].sort());
+    assert.deepEqual(files.get(store.name), new Uint8Array([7, 7]));
+  } finally {
+    delete globalThis.self;
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
+    else delete globalThis.navigator;
   }
 });

@@ -211,9 +211,7 @@ export class SnapshotStore {
     const partialName = `${this.name}.${Math.random().toString(36).slice(2, 10)}.partial`;
     try {
       folder = await navigator.storage.getDirectory();
-      for await (const name of folder.keys()) {
-        if (name.startsWith(this.prefix) && !name.startsWith(this.name)) await folder.removeEntry(name); // older builds'
-      }
+      await this.sweep();
       const partial = await folder.getFileHandle(partialName, { create: true });
       const handle = await partial.createSyncAccessHandle();
       try {
@@ -233,6 +231,27 @@ export class SnapshotStore {
     } catch (err) {
       if (folder && (await this.kept(folder))) await folder.removeEntry(partialName).catch(() => {});
       else console.warn("pyodide-cells: could not keep the start-up snapshot:", err);
+    }
+  }
+
+  /**
+   * Removes what is of no more use: older builds' snapshots, and the partial
+   * files of writes that never finished (a tab closed while it kept its
+   * snapshot: 12 MB of the learner's storage each). A partial file that a live
+   * tab is still writing stays, since its open access handle makes removing it fail.
+   */
+  async sweep() {
+    try {
+      const folder = /** @type {any} */ (await navigator.storage.getDirectory()); // keys(): not in TypeScript's DOM types
+      const names = [];
+      for await (const name of folder.keys()) names.push(name);
+      for (const name of names) {
+        const older = name.startsWith(this.prefix) && !name.startsWith(this.name);
+        const unfinished = name.startsWith(`${this.name}.`) && name.endsWith(".partial");
+        if (older || unfinished) await folder.removeEntry(name).catch(() => {});
+      }
+    } catch {
+      /* nothing to sweep */
     }
   }
 

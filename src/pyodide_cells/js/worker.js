@@ -348,6 +348,8 @@ async function boot() {
   const made = snapshot;
   if (snapshots.available && (fetched || made)) {
     setTimeout(() => snapshots.store(fetched || (() => packSparse(/** @type {Uint8Array} */ (made)))), 0);
+  } else if (restored === "browser") {
+    setTimeout(() => snapshots.sweep(), 0); // what a tab closed mid-write left (store sweeps too)
   }
   if (STDLIB_REST_URL) fetchStdlibRest(pyodide);
   return runner;
