@@ -255,8 +255,10 @@ def refresh_after_restore() -> None:
     browser's crypto.getRandomValues as a fresh start would; tempfile's
     generator for its names; the time zone (:func:`local_time_zone`) and the
     locale (:func:`browser_locale`); the home folder, which loadPyodide
-    puts first on the path on every start, restores too, is there once; and
-    the rest of the standard library has not arrived (:class:`StdlibRest`). The string
+    puts first on the path on every start, restores too, is there once; the
+    start of the standard library is read as it arrived here
+    (:func:`reread_zip_directory`); and the rest of the standard library has
+    not arrived (:class:`StdlibRest`). The string
     hash seed cannot change in a running interpreter (every dict depends on
     it): hash("abc"), and so the order of a set of strings, is the same on
     every visit restored from one snapshot (from the site's, for every learner).
@@ -268,9 +270,31 @@ def refresh_after_restore() -> None:
     local_time_zone()
     browser_locale()
     sys.path[:] = list(dict.fromkeys(sys.path))
+    reread_zip_directory(next(p for p in sys.path if p.endswith(".zip")))
     rest = StdlibRest.installed()
     if rest is not None:
         rest.forget()
+
+
+def reread_zip_directory(archive: str) -> None:
+    """Read the directory of ``archive`` (a zip on ``sys.path``) again, for every importer of it.
+
+    zipimport keeps an archive's directory (each member's offset and
+    compression) in one dict, which the importers of the archive and of its
+    packages share, and a snapshot holds the one its maker read. This browser
+    may have the archive laid out otherwise: the guide's server sends the
+    start of the standard library stored (precompress.ARCHIVES), where the
+    build read it deflated, and every module not imported yet then failed
+    with "bad local file header". The dict is refilled in place, so that
+    every importer sees the new one.
+    """
+    import zipimport
+
+    fresh = zipimport._read_directory(archive)
+    kept = zipimport._zip_directory_cache.setdefault(archive, fresh)
+    if kept is not fresh:
+        kept.clear()
+        kept.update(fresh)
 
 
 def local_time_zone() -> None:
