@@ -144,6 +144,31 @@ def test_input_says_it_is_not_available(run):
 def test_system_exit_is_reported_not_raised(run):
     status, events = run("raise SystemExit(3)")
     assert status["status"] == "error" and events[0][1]["ename"] == "SystemExit"
+    assert events[0][1]["traceback"] == "SystemExit: 3 (the cell ends here; Python and your names stay)\n"
+
+
+@pytest.mark.parametrize("code", ["import sys\nprint('before')\nsys.exit()\nprint('after')", "print('before')\nexit(0)\nprint('after')"])
+def test_a_successful_exit_ends_the_cell_without_an_error(run, code):
+    """It was an error with a traceback: unittest.main() that passed left its cell red, and the
+    checks console then said a cell raised an error."""
+    status, events = run(code)
+    assert status["status"] == "ok"
+    assert [p["text"] for k, p in events if k == "stream"] == ["before", "\n", f"SystemExit: {'0' if 'exit(0)' in code else 'None'} (the cell ends here; Python and your names stay)\n"]
+    assert run("1 + 1")[1][0][1]["data"]["text/plain"] == "2"
+
+
+def test_unittest_main_ends_its_cell_as_its_tests_did(run):
+    tests = ("import unittest\n"
+             "class TestArithmetic(unittest.TestCase):\n"
+             "    def test_sum(self):\n        self.assertEqual(1 + 1, {})\n"
+             "unittest.main(argv=['cell'])\n")
+    status, events = run(tests.format(2))
+    assert status["status"] == "ok", events
+    assert "OK" in "".join(p["text"] for k, p in events if k == "stream")
+    status, events = run(tests.format(3))
+    # sys.exit(True) before Python 3.12, sys.exit(1) since
+    assert status["status"] == "error" and events[-1][1]["traceback"] in {
+        f"SystemExit: {code} (the cell ends here; Python and your names stay)\n" for code in ("True", "1")}
 
 
 def test_recursion_error_is_reported_and_the_runner_survives(run):
@@ -197,6 +222,9 @@ def test_the_cells_are_main_only_while_they_run(run):
     assert sys.modules.get("__main__") is before
     run.runner.reset()
     assert run("__name__")[1][0][1]["data"]["text/plain"] == "'__main__'"
+    # As a script's __main__ has them (python -c): what `import __main__` is asked for.
+    _, events = run("import __main__, builtins\n(__main__.__spec__, __main__.__package__, __builtins__ is builtins)")
+    assert events[0][1]["data"]["text/plain"] == "(None, None, True)"
 
 
 def test_stdout_is_restored_after_a_cell(run, capsys):

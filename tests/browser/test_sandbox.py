@@ -427,6 +427,21 @@ def test_doctest_testmod_and_unittest_main_in_cells_test_what_the_cells_defined(
     assert "Ran 1 test in" in out and out.endswith("TestResults(failed=0, attempted=1)"), out
 
 
+def test_unittest_main_that_passes_ends_its_cell_as_done_not_as_an_error(page, base_url):
+    """unittest.main() ends with sys.exit(0): the cell was an error, with a traceback through unittest."""
+    open_lab(page, base_url)
+    set_code(page, 0, "\n".join([
+        "import unittest",
+        "class TestSum(unittest.TestCase):",
+        "    def test_sum(self):",
+        "        self.assertEqual(1 + 1, 2)",
+        "unittest.main()",
+    ]))
+    out = run_and_wait(page, 0)
+    assert cell(page, 0).get_attribute("data-state") == "done"
+    assert "OK" in out and out.rstrip().endswith("SystemExit: 0 (the cell ends here; Python and your names stay)"), out
+
+
 def test_output_reads_as_a_terminal_shows_it_progress_lines_and_colour_codes(page, base_url):
     open_lab(page, base_url)
     set_code(page, 0, "\n".join([

@@ -26,9 +26,10 @@ worker can forward it with ``postMessage`` without sharing Python objects.
 from __future__ import annotations
 
 import ast
+import builtins
+import contextlib
 import io
 import json
-import contextlib
 import linecache
 import sys
 import traceback
@@ -231,7 +232,8 @@ class CellRunner:
         """Forget every name the cells defined (a fresh namespace)."""
         self.namespace.clear()
         self.namespace.update(
-            {"__name__": "__main__", "__doc__": None, "__builtins__": __builtins__, "display": self.display}
+            {"__name__": "__main__", "__doc__": None, "__package__": None, "__loader__": None, "__spec__": None,
+             "__builtins__": builtins, "display": self.display}
         )
 
     @contextlib.contextmanager
@@ -310,7 +312,9 @@ class CellRunner:
                                     {"data": self._bundle(value), "execution_count": self.execution_count}
                                 ),
                             )
-            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt/SystemExit too
+            except SystemExit as exc:
+                status = self._report_exit(exc)
+            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too
                 self._report_exception(exc)
                 status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
         finally:
@@ -378,6 +382,19 @@ class CellRunner:
                 {"ename": type(exc).__name__, "evalue": str(exc.msg), "traceback": "".join(lines)}
             ),
         )
+
+    def _report_exit(self, exc: SystemExit) -> str:
+        """``sys.exit()``, ``exit()``, or ``unittest.main()`` at its end: the cell stops there, and
+        Python goes on, as in a notebook. A success (code None or 0) is no error: one line on
+        stderr says why the cell ended; any other code is an error, shown without the frames of
+        whatever called exit. Returns the run's status."""
+        code = exc.code
+        if code is None or code == 0:
+            self.emit("stream", json.dumps({"name": "stderr", "text": f"SystemExit: {code} (the cell ends here; Python and your names stay)\n"}))
+            return "ok"
+        self.emit("error", json.dumps({"ename": "SystemExit", "evalue": str(exc),
+                                       "traceback": f"SystemExit: {code} (the cell ends here; Python and your names stay)\n"}))
+        return "error"
 
     def _report_exception(self, exc: BaseException) -> None:
         # Drop the runner's own frames: the learner's traceback starts in a cell.
