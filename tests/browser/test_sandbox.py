@@ -440,6 +440,12 @@ def test_unittest_main_that_passes_ends_its_cell_as_done_not_as_an_error(page, b
     out = run_and_wait(page, 0)
     assert cell(page, 0).get_attribute("data-state") == "done"
     assert "OK" in out and out.rstrip().endswith("SystemExit: 0 (the cell ends here; Python and your names stay)"), out
+    # Another code is an error, told in one line: no frames of whatever called exit.
+    set_code(page, 0, "kept = 1\nraise SystemExit(3)")
+    out = run_and_wait(page, 0)
+    assert cell(page, 0).get_attribute("data-state") == "error"
+    assert out.strip() == "SystemExit: 3 (the cell ends here; Python and your names stay)", out
+    assert cell(page, 0).locator(".pc-cell-status").inner_text() == "Failed: see the error below"
 
 
 def test_output_reads_as_a_terminal_shows_it_progress_lines_and_colour_codes(page, base_url):

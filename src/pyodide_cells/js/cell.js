@@ -351,7 +351,7 @@ export class Cell {
       else text = ahead ? `Queued: after ${describe(ahead)}` : "Queued";
     } else if (state === "running") text = s.stopping ? "Stopping…" : "Running…";
     else if (state === "done" && run) text = `Ran in ${(run.answer?.ms ?? 0).toFixed(1)} ms`;
-    else if (state === "error" && run) text = run.reason || "Failed: see the traceback below";
+    else if (state === "error" && run) text = run.reason || "Failed: see the error below";
     else if (state === "interrupted" && run) text = run.reason === "Stop was pressed" ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
     else if (state === "cancelled" && run) text = `Cancelled: ${run.reason}`;
     if (run && this.statusText.textContent !== text && !this.editorFailed) this.statusText.textContent = text;

@@ -389,8 +389,8 @@ class CellRunner:
         stderr says why the cell ended; any other code is an error, shown without the frames of
         whatever called exit. Returns the run's status."""
         code = exc.code
-        if code is None or code == 0:
-            self.emit("stream", json.dumps({"name": "stderr", "text": f"SystemExit: {code} (the cell ends here; Python and your names stay)\n"}))
+        if code is None or code == 0:  # exit() means exit(0)
+            self.emit("stream", json.dumps({"name": "stderr", "text": "SystemExit: 0 (the cell ends here; Python and your names stay)\n"}))
             return "ok"
         self.emit("error", json.dumps({"ename": "SystemExit", "evalue": str(exc),
                                        "traceback": f"SystemExit: {code} (the cell ends here; Python and your names stay)\n"}))
