@@ -108,13 +108,29 @@ function fakeOPFS() {
   return { files, events, folder, locked };
 }
 
-test("SnapshotStore.store packs once the file is open, writes a slice at a time, and a request is answered between slices", async () => {
-  const { files, events, folder } = fakeOPFS();
+/**
+ * Runs `body` with `folder` as the origin private file system of a worker (`navigator`, `self`),
+ * as SnapshotStore finds it, and puts Node's globals back after.
+ * @param {object} folder  fakeOPFS's folder
+ * @param {() => Promise<void>} body
+ */
+async function inWorkerWith(folder, body) {
   const navigator = { storage: { getDirectory: async () => folder } };
   const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
   Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
   globalThis.self = /** @type {any} */ ({ navigator, FileSystemFileHandle: { prototype: { createSyncAccessHandle() {} } } });
   try {
+    await body();
+  } finally {
+    delete globalThis.self;
+    if (saved) Object.defineProperty(globalThis, "navigator", saved);
+    else delete globalThis.navigator;
+  }
+}
+
+test("SnapshotStore.store packs once the file is open, writes a slice at a time, and a request is answered between slices", async () => {
+  const { files, events, folder } = fakeOPFS();
+  await inWorkerWith(folder, async () => {
     const store = new SnapshotStore("http://127.0.0.1:8000/_static/pyodide_cells/", "0123456789abcdef");
     assert.equal(store.available, true);
     const bytes = new Uint8Array(3 * STORE_SLICE + 5).map((_, i) => i % 253);
@@ -126,11 +142,7 @@ test("SnapshotStore.store packs once the file is open, writes a slice at a time,
     assert.ok(events.indexOf("request") < events.length - 1, `the request waited for the whole file: ${events}`);
     assert.deepEqual([...files.keys()], [store.name]); // renamed from its partial name once whole
     assert.deepEqual(files.get(store.name), bytes);
-  } finally {
-    delete globalThis.self;
-    if (saved) Object.defineProperty(globalThis, "navigator", saved);
-    else delete globalThis.navigator;
-  }
+  });
 });
 
 test("packSparse on memory that does not start on a 4-byte boundary, or whose length is not a multiple of 4", () => {
@@ -145,11 +157,7 @@ test("packSparse on memory that does not start on a 4-byte boundary, or whose le
 
 test("SnapshotStore sweeps older builds' snapshots and the partial files of writes that never finished, not a live tab's", async () => {
   const { files, folder, locked } = fakeOPFS();
-  const navigator = { storage: { getDirectory: async () => folder } };
-  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
-  Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
-  globalThis.self = /** @type {any} */ ({ navigator, FileSystemFileHandle: { prototype: { createSyncAccessHandle() {} } } });
-  try {
+  await inWorkerWith(folder, async () => {
     const store = new SnapshotStore("http://127.0.0.1:8000/_static/pyodide_cells/", "0123456789abcdef");
     const other = new SnapshotStore("http://127.0.0.1:8000/other/_static/pyodide_cells/", "0123456789abcdef");
     const kept = new Uint8Array([1, 2, 3]);
@@ -169,9 +177,5 @@ test("SnapshotStore sweeps older builds' snapshots and the partial files of writ
     await store.store(new Uint8Array([7, 7]));
     assert.deepEqual([...files.keys()].sort(), [store.name, `${store.name}.live0002.partial`, other.name, "unrelated.txt"].sort());
     assert.deepEqual(files.get(store.name), new Uint8Array([7, 7]));
-  } finally {
-    delete globalThis.self;
-    if (saved) Object.defineProperty(globalThis, "navigator", saved);
-    else delete globalThis.navigator;
-  }
+  });
 });
