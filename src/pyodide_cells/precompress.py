@@ -3,10 +3,10 @@
 Each compressible file (:data:`pyodide_cells.serve.COMPRESSIBLE`, source maps
 aside) gets ``<file>.br`` beside it, made by ``precompress.mjs`` with Node's
 zlib. So do the archives a page needs before its first output (:data:`ARCHIVES`),
-whose copy holds the same archive stored rather than deflated. Pyodide's WebAssembly is most of the bytes and the slowest to compress,
-so its copy (and the interpreter's JavaScript and lock file) starts when the
-build starts, in the background, and the rest follow when the pages are
-written. Results are cached by content under ``node_modules/.cache``: an
+whose copy holds the same archive stored rather than deflated. Pyodide's
+WebAssembly is most of the bytes and the slowest to compress, so its copy (and
+the interpreter's JavaScript and lock file) starts when the build starts, in
+the background, and the rest follow when the pages are written. Results are cached by content under ``node_modules/.cache``: an
 unchanged file is compressed once per machine.
 """
 
@@ -60,11 +60,11 @@ def archives(outdir: Path) -> list[Path]:
 def stored(archive: Path, folder: Path) -> Path:
     """Write ``archive`` again into ``folder``, its members in the same order, names and dates, stored."""
     copy = folder / archive.name
-    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_STORED) as out:
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(copy, "w") as out:
         for info in source.infolist():
-            member = zipfile.ZipInfo(info.filename, info.date_time)
+            member = zipfile.ZipInfo(info.filename, info.date_time)  # stored: ZipInfo's default
             member.external_attr = info.external_attr
-            out.writestr(member, source.read(info), zipfile.ZIP_STORED)
+            out.writestr(member, source.read(info))
     return copy
 
 

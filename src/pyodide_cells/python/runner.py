@@ -388,12 +388,12 @@ class CellRunner:
         Python goes on, as in a notebook. A success (code None or 0) is no error: one line on
         stderr says why the cell ended; any other code is an error, shown without the frames of
         whatever called exit. Returns the run's status."""
-        code = exc.code
-        if code is None or code == 0:  # exit() means exit(0)
-            self.emit("stream", json.dumps({"name": "stderr", "text": "SystemExit: 0 (the cell ends here; Python and your names stay)\n"}))
+        success = exc.code is None or exc.code == 0  # exit() means exit(0)
+        line = f"SystemExit: {0 if success else exc.code} (the cell ends here; Python and your names stay)\n"
+        if success:
+            self.emit("stream", json.dumps({"name": "stderr", "text": line}))
             return "ok"
-        self.emit("error", json.dumps({"ename": "SystemExit", "evalue": str(exc),
-                                       "traceback": f"SystemExit: {code} (the cell ends here; Python and your names stay)\n"}))
+        self.emit("error", json.dumps({"ename": "SystemExit", "evalue": str(exc), "traceback": line}))
         return "error"
 
     def _report_exception(self, exc: BaseException) -> None:

@@ -115,7 +115,7 @@ class StdlibRest:
         import json
         import zipimport
 
-        start = next(p for p in sys.path if p.endswith(".zip"))
+        start = stdlib_start()
         index = json.loads(zipimport.zipimporter(start).get_data(f"{start}/{REST_INDEX}"))
         rest = cls(url, start, index)
         sys.meta_path.append(rest)
@@ -270,10 +270,15 @@ def refresh_after_restore() -> None:
     local_time_zone()
     browser_locale()
     sys.path[:] = list(dict.fromkeys(sys.path))
-    reread_zip_directory(next(p for p in sys.path if p.endswith(".zip")))
+    reread_zip_directory(stdlib_start())
     rest = StdlibRest.installed()
     if rest is not None:
         rest.forget()
+
+
+def stdlib_start() -> str:
+    """The path of the standard library's start, the zip Python started with: the first on ``sys.path``."""
+    return next(p for p in sys.path if p.endswith(".zip"))
 
 
 def reread_zip_directory(archive: str) -> None:
