@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_the_namespace, run_and_wait, set_code
+from tests.browser.test_edits_and_output import SHOWN_CODE
+from tests.browser.test_micrograd_page import (
+    EXERCISE,
+    READY,
+    TIMEOUT,
+    assert_stop_keeps_the_namespace,
+    editor,
+    run_and_wait,
+    set_code,
+)
 from tests.conftest import ROOT, _new_page
 from tests.plain_host import PlainHost
 
@@ -79,6 +88,29 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
     page.goto(f"{host.base}/deeper/no-such-page.html")
     assert page.locator("h1").inner_text() == "There is no such page"
     assert page.get_by_role("link", name="Go to the guide's first page").get_attribute("href") == f"{host.base}/"
+
+
+def test_the_offline_copy_waits_while_the_learner_types(sw_page, base_url):
+    """Keeping the site downloads every file of the guide again. It began as soon as Python
+    had started, while the learner typed their first line: each key took twice as long to show,
+    and the run waited behind it. Now it waits until the learner leaves the page alone."""
+    page = sw_page
+    page.goto(f"{base_url}/micrograd.html")
+    editor(page, EXERCISE).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    typed = ""
+    chunks_after_ready = 0
+    while chunks_after_ready < 10:  # over 3 s of typing once Python is ready, at a learner's pace
+        page.keyboard.type("xxxx", delay=80)
+        typed += "xxxx"
+        chunks_after_ready += bool(page.evaluate(READY))
+    registered = page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r !== undefined)")
+    assert registered is False and page.evaluate("document.documentElement.dataset.offline") is None
+    assert page.evaluate(SHOWN_CODE, EXERCISE).endswith(typed)  # every key shows
+
+    # Left alone, the page keeps the site.
+    page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
 
 
 def copy_project(to: Path) -> Path:

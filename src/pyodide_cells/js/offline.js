@@ -1,6 +1,6 @@
 // @ts-check
 // The page's side of the service worker (sw.js, at the site's root): it is
-// registered once the page has nothing more urgent to load, and the page says
+// registered once the page has nothing more urgent to do, and the page says
 // when a newer version of the guide is ready. The state is on <html>
 // (data-offline) for whoever needs to know:
 //   "unsupported"  no service workers here (an old browser, a file:// page, blocked)
@@ -14,14 +14,36 @@ const setState = (state) => {
   document.documentElement.dataset.offline = state;
 };
 
-/** Resolves once a lab page's Python has started (or failed to), or at once on other pages. */
+/** How long the learner must leave a lab page alone (no key, click or run) before its offline copy is made. */
+const QUIET_MS = 2000;
+
+/**
+ * Resolves once a lab page's Python has started (or failed to), nothing runs,
+ * and the learner has not pressed a key or a pointer for QUIET_MS; at once on
+ * other pages. Keeping the site downloads every file of the guide again: on a
+ * 2-core machine that doubled the time a learner's first keys took to show,
+ * and their first run waited behind it.
+ */
 function pageSettled() {
   return new Promise((resolve) => {
     const html = document.documentElement;
-    const settled = () => !document.querySelector("div.cell") || (html.dataset.pyodideState && html.dataset.pyodideState !== "loading");
-    if (settled()) return resolve(undefined);
-    const observer = new MutationObserver(() => settled() && (observer.disconnect(), resolve(undefined)));
+    if (!document.querySelector("div.cell")) return resolve(undefined);
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    const events = ["keydown", "pointerdown", "input"];
+    const settled = () => {
+      observer.disconnect();
+      for (const type of events) window.removeEventListener(type, check, true);
+      resolve(undefined);
+    };
+    const check = () => {
+      clearTimeout(timer);
+      if (html.dataset.pyodideState === "ready" || html.dataset.pyodideState === "error") timer = setTimeout(settled, QUIET_MS);
+    };
+    const observer = new MutationObserver(check);
     observer.observe(html, { attributes: true, attributeFilter: ["data-pyodide-state"] });
+    for (const type of events) window.addEventListener(type, check, { capture: true, passive: true });
+    check();
   });
 }
 
