@@ -29,6 +29,7 @@ from tests.browser.test_micrograd_page import (
     cell,
     editor,
     open_lab,
+    run_and_wait,
     runs,
     set_code,
     type_code,
@@ -506,3 +507,22 @@ def test_taking_the_other_tabs_edit_keeps_this_tabs_cursor(two_tabs, base_url):
     b.keyboard.type("  # B was here")
     code = b.evaluate(SHOWN_CODE, EXERCISE).split("\n")
     assert code[0] == "# from tab A" and code[5] == line_five + "  # B was here", code[:7]
+
+
+def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
+    """The old output stays until the run's first output replaces it. Clearing it as the run
+    started made everything below the cell move up, then back down, on every re-run."""
+    open_lab(page, base_url)
+    set_code(page, EXERCISE, "import time\ntime.sleep(0.3)\nprint('the same line')")
+    assert run_and_wait(page, EXERCISE).strip() == "the same line"
+    output = cell(page, EXERCISE).locator(".cell_output")
+    # Every height the output has while the run goes on, as the browser lays it out.
+    output.evaluate("o => { window.heights = []; new ResizeObserver((e) => window.heights.push(e[0].contentRect.height)).observe(o); }")
+    assert run_and_wait(page, EXERCISE).strip() == "the same line"
+    heights = page.evaluate("window.heights")
+    assert len(set(heights)) == 1 and heights[0] > 0, heights
+
+    # A run that shows nothing leaves no output: the old one goes when it ends.
+    set_code(page, EXERCISE, "x = 1")
+    assert run_and_wait(page, EXERCISE) == ""
+    assert output.locator(".output").count() == 0

@@ -283,3 +283,19 @@ test("a stopped cell that the learner then fixes runs with the checks, even afte
   s.check(["b"], [], at);
   assert.equal(s.queue[0].cell, 0);
 });
+
+test("a cell's output hears when its run starts and when it ends, once each; a cancelled run neither", () => {
+  const { s } = setup();
+  const heard = [];
+  const at = (i) => ({ code: `cell ${i}`, sink: { start: () => heard.push(`start ${i}`), end: () => heard.push(`end ${i}`) } });
+  ready(s);
+  s.runCell(2, at);
+  done(s);
+  done(s, "error");
+  s.stop(); // cell 2 runs (it is interrupted); nothing else waits
+  s.receive(protocol.done(s.running.id, "interrupted", 3, 2));
+  s.runCell(3, at);
+  s.runCell(4, at);
+  s.restart(); // cell 3 runs and is interrupted; cell 4 never started
+  assert.deepEqual(heard, ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
+});

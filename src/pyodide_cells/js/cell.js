@@ -329,8 +329,9 @@ export class Cell {
     return {
       start: () => {
         this.ranHere = true;
-        this.output.clear();
+        this.output.begin();
       },
+      end: () => this.output.end(),
       stream: (name, text) => this.output.appendStream(name, text),
       bundle: (data, kind, displayId, update) => this.output.appendBundle(data, kind, displayId, update),
       clear: (wait) => this.output.clearOutput(wait),

@@ -30,11 +30,28 @@ export class OutputArea {
     this.pendingClear = false; // clear_output(wait=True): clear when the next output arrives
   }
 
-  /** A run starts: the old output goes. */
+  /** The old output goes. */
   clear() {
     this.element.replaceChildren();
-    this.element.classList.remove("pc-stale");
+    this.element.classList.remove("pc-stale", "pc-replacing");
     this.reset();
+  }
+
+  /**
+   * A run starts. Its first output replaces the old one, which stays until then
+   * (dimmed if the run takes a while): a re-run that shows what it showed before
+   * leaves the page as it was, where clearing at once made the page below the
+   * cell move up and back, and the browser lay it all out and draw it again twice.
+   */
+  begin() {
+    this.reset();
+    this.pendingClear = true;
+    this.element.classList.add("pc-replacing");
+  }
+
+  /** The run ended: an old output that nothing replaced goes. */
+  end() {
+    this.clearIfAsked();
   }
 
   /** Say, above the output, that it was not made by the code shown. @param {string} text */

@@ -25,7 +25,8 @@ import * as protocol from "./protocol.js";
  * @typedef {"loading" | "ready" | "error"} KernelState
  *
  * @typedef {object} Sink  Where a run's output goes (a cell's output area, a collector, the console).
- * @property {() => void} [start]  the run was sent to Python: clear the old output
+ * @property {() => void} [start]  the run was sent to Python: its output replaces the old
+ * @property {() => void} [end]  the run that was sent has ended: what it showed is all there is
  * @property {(name: "stdout" | "stderr", text: string) => void} [stream]
  * @property {(data: protocol.MimeBundle, kind: "display" | "result", displayId?: string, update?: boolean) => void} [bundle]
  * @property {(wait: boolean) => void} [clear]  the run asked to clear its output (IPython's clear_output)
@@ -409,7 +410,10 @@ export class Scheduler {
       this.ranCode.clear();
       this.ranOrder.clear();
     }
-    if (wasRunning) this.finishedRuns += 1;
+    if (wasRunning) {
+      this.finishedRuns += 1;
+      run.sink.end?.();
+    }
     run.resolve(run);
   }
 }
