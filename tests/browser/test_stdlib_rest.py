@@ -3,7 +3,8 @@
 The worker starts Python with the modules a page imports before its first
 output (``python_stdlib-<key>.zip``, bytecode) and fetches the rest
 (``python_stdlib_rest-<key>.zip``: doctest, statistics, email, the codecs, ...)
-once the page is ready. An import from the rest before it has arrived fetches
+once Python has answered the page's first run (or a few seconds after it is
+ready, if none comes). An import from the rest before it has arrived fetches
 it there and then (worker_boot.StdlibRest). These tests hold that a learner
 never sees the difference, except when the rest cannot be had, which an import
 then says.
@@ -91,6 +92,24 @@ def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_
         # A check needs doctest and unittest, which are in the rest, as bytecode.
         out = run(page, "import doctest, inspect\nprint(inspect.getsource(doctest.DocTestParser.parse).split('(')[0])")
         assert out["stdout"].strip() == "def parse"
+    finally:
+        context.close()
+
+
+def test_the_rest_is_asked_for_once_the_first_run_has_ended(browser, base_url):
+    """Asked for as soon as Python was ready, the rest (1.8 MB) arrived on a fast link while the
+    page's first cell ran, was given to Python before it, and counted on the way to first output."""
+    context = browser.new_context(service_workers="block")
+    asked = []
+    context.on("request", lambda r: is_rest(r) and asked.append(r.url))
+    try:
+        page = context.new_page()
+        open_fresh(page, base_url)
+        with context.expect_event("request", predicate=is_rest, timeout=TIMEOUT):
+            page.evaluate("code => { window.pyodideCells.runCode(code); }", "import time\ntime.sleep(1)")
+            while page.evaluate("document.documentElement.dataset.pyodideState") == "running":
+                assert asked == [], "the rest was asked for while the first run ran"
+        assert len(asked) == 1
     finally:
         context.close()
 

@@ -351,8 +351,26 @@ async function boot() {
   } else if (restored === "browser") {
     setTimeout(() => snapshots.sweep(), 0); // what a tab closed mid-write left (store sweeps too)
   }
-  if (STDLIB_REST_URL) fetchStdlibRest(pyodide);
+  if (STDLIB_REST_URL) {
+    fetchRest = () => fetchStdlibRest(pyodide);
+    setTimeout(startRestFetch, REST_WAIT_MS);
+  }
   return runner;
+}
+
+// The rest of the standard library is fetched once Python has answered its
+// first request (the page's first output), or REST_WAIT_MS after it is ready if
+// none comes: on a fast link, fetched at once, it arrived and was given to
+// Python before the first cell had run, and its bytes counted on the way to
+// first output.
+const REST_WAIT_MS = 3000;
+/** @type {(() => void) | null} */
+let fetchRest = null;
+
+function startRestFetch() {
+  const start = fetchRest;
+  fetchRest = null;
+  start?.();
 }
 
 /**
@@ -476,6 +494,7 @@ async function answer(request) {
     else post(protocol.done(id, "error", performance.now() - t0, null));
   } finally {
     currentId = null;
+    if (fetchRest) setTimeout(startRestFetch, 0);
   }
 }
 
