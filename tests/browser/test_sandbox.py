@@ -342,6 +342,18 @@ def test_a_double_click_while_codemirror_loads_types_each_key_once(page, own_ser
     assert page.evaluate("window.pyodideCells.runtime.cells[1].code").count("Q") == original.count("Q") + 2
 
 
+def test_select_all_while_codemirror_loads_selects_the_cells_code_not_the_page(page, own_server):
+    """Ctrl+A selected the whole page, and what came next went in where the learner had clicked:
+    a learner who selected all and typed (or pasted) a solution got it mixed into the old code."""
+    code = open_with_slow_editor(page, own_server)
+    code.click()
+    page.keyboard.press("Control+A")
+    assert page.evaluate("getSelection().toString()") == ""  # the page's text is not selected
+    page.keyboard.type("x = 1")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code === 'x = 1'", timeout=TIMEOUT)
+
+
 def test_keys_go_where_the_learner_went_while_codemirror_loads(page, own_server):
     code = open_with_slow_editor(page, own_server)
     code.click()

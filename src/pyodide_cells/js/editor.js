@@ -17,7 +17,7 @@ import {
   deleteCharBackward, deleteCharForward,
   cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
   cursorLineBoundaryForward, selectCharLeft, selectCharRight, selectLineUp, selectLineDown,
-  selectLineBoundaryBackward, selectLineBoundaryForward,
+  selectLineBoundaryBackward, selectLineBoundaryForward, selectAll,
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
@@ -180,6 +180,7 @@ const KEY_COMMANDS = {
   "Shift+End": selectLineBoundaryForward,
   "Shift+Backspace": deleteCharBackward,
   "Shift+Delete": deleteCharForward,
+  SelectAll: selectAll,
 };
 
 /**

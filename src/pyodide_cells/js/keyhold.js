@@ -33,7 +33,7 @@ export function offsetInText(element, x, y) {
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
+// End; SelectAll for Ctrl/Cmd+A) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
 // learner went, and the editor, when it comes, does not take the focus back.
 // Tab is held too: in the editor it indents (Escape, then Tab, leaves it).
@@ -56,6 +56,8 @@ export class KeyHold {
       let entry = null;
       if (event.key === "Enter" && shortcut) entry = { run: "run" };
       else if (event.key === "Enter" && event.shiftKey) entry = { run: "run-next" };
+      // Select all, as a learner does before a paste: of the cell's code, not of the page.
+      else if (shortcut && event.key.toLowerCase() === "a" && !event.shiftKey) entry = { key: "SelectAll" };
       else if (shortcut) return; // Ctrl+V arrives as a paste event
       else if (event.key.length === 1) entry = { text: event.key }; // Option/AltGr characters too
       else if (HELD_KEYS.has(event.key)) entry = { key: event.shiftKey && event.key !== "Enter" ? `Shift+${event.key}` : event.key };
