@@ -12,6 +12,16 @@ import { loadViz, upgradeGraphs } from "./graph.js";
 
 /** How close to its end (px) a scroll box counts as "at the end": it then follows new output. */
 const FOLLOW_SLACK = 24;
+/**
+ * Fewer lines than this cannot fill a box (24rem high, cells.css; a line is
+ * about 1.2rem, under 1.5rem even at a large minimum font size), so a box
+ * holding fewer is not measured: a measurement made the browser lay out the
+ * whole page there and then, twice per write.
+ */
+const FEWEST_TO_FILL = 12;
+
+/** @param {string} text */
+const lineCount = (text) => text.split("\n").length;
 
 export class OutputArea {
   /** @param {HTMLElement} element  the cell's `.cell_output` */
@@ -21,7 +31,7 @@ export class OutputArea {
   }
 
   reset() {
-    /** @type {{pre: HTMLElement, name: string, line: TerminalLine, open: Text} | null} */
+    /** @type {{pre: HTMLElement, name: string, line: TerminalLine, open: Text, lines: number} | null} */
     this.stream = null;
     this.streamChars = 0; // shown or cut, of this run's streams
     this.richChars = 0;
@@ -92,15 +102,19 @@ export class OutputArea {
       const open = document.createTextNode("");
       pre.append(open);
       this.element.append(el("div", { class: `output stream pc-${name}` }, pre));
-      this.stream = { pre, name, line: new TerminalLine(), open };
+      this.stream = { pre, name, line: new TerminalLine(), open, lines: 1 };
     }
-    const { pre, line, open } = this.stream;
-    const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
+    const stream = this.stream;
+    const { pre, line, open } = stream;
+    const follow = stream.lines < FEWEST_TO_FILL || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - FOLLOW_SLACK;
     const shownBefore = open.data.length;
     const { finished, open: shown } = line.feed(text);
-    if (finished) pre.insertBefore(document.createTextNode(finished), open);
+    if (finished) {
+      pre.insertBefore(document.createTextNode(finished), open);
+      stream.lines += lineCount(finished) - 1;
+    }
     open.data = shown;
-    this.scrolled(pre, follow);
+    if (stream.lines >= FEWEST_TO_FILL) this.scrolled(pre, follow);
     // What this write added to what is shown: the open line's old text is in `finished` or `shown` again.
     return Math.max(0, finished.length + shown.length - shownBefore);
   }
@@ -181,7 +195,7 @@ export class OutputArea {
     }
     const pre = el("pre", { class: "pc-scroll", text });
     this.element.append(el("div", { class: "output traceback pc-error", role: "alert" }, pre));
-    this.scrolled(pre, false);
+    if (lineCount(text) >= FEWEST_TO_FILL) this.scrolled(pre, false);
   }
 }
 

@@ -358,12 +358,13 @@ async function boot() {
   return runner;
 }
 
-// The rest of the standard library is fetched once Python has answered its
-// first request (the page's first output), or REST_WAIT_MS after it is ready if
-// none comes: on a fast link, fetched at once, it arrived and was given to
-// Python before the first cell had run, and its bytes counted on the way to
-// first output.
+// The rest of the standard library is fetched once the page has had time to
+// show Python's first answer (REST_AFTER_ANSWER_MS after it), or REST_WAIT_MS
+// after Python is ready if no request comes: on a fast link, fetched at once,
+// it arrived and was given to Python before the first cell had run, and its
+// bytes counted on the way to first output.
 const REST_WAIT_MS = 3000;
+const REST_AFTER_ANSWER_MS = 500;
 /** @type {(() => void) | null} */
 let fetchRest = null;
 
@@ -494,7 +495,7 @@ async function answer(request) {
     else post(protocol.done(id, "error", performance.now() - t0, null));
   } finally {
     currentId = null;
-    if (fetchRest) setTimeout(startRestFetch, 0);
+    if (fetchRest) setTimeout(startRestFetch, REST_AFTER_ANSWER_MS);
   }
 }
 
