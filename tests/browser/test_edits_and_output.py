@@ -522,6 +522,10 @@ def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     heights = page.evaluate("window.heights")
     assert len(set(heights)) == 1 and heights[0] > 0, heights
 
+    # What a run showed stays when it ends, even after its clear_output(wait=True), as in Jupyter.
+    set_code(page, EXERCISE, "from IPython.display import clear_output\nfor i in range(3):\n    print('progress', i)\n    clear_output(wait=True)")
+    assert run_and_wait(page, EXERCISE).strip() == "progress 2"
+
     # A run that shows nothing leaves no output: the old one goes when it ends.
     set_code(page, EXERCISE, "x = 1")
     assert run_and_wait(page, EXERCISE) == ""

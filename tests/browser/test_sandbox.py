@@ -344,14 +344,31 @@ def test_a_double_click_while_codemirror_loads_types_each_key_once(page, own_ser
 
 def test_select_all_while_codemirror_loads_selects_the_cells_code_not_the_page(page, own_server):
     """Ctrl+A selected the whole page, and what came next went in where the learner had clicked:
-    a learner who selected all and typed (or pasted) a solution got it mixed into the old code."""
+    a learner who selected all and typed (or pasted) a solution got it mixed into the old code.
+    Ctrl+C then copied the page, and Ctrl+Z was lost."""
     code = open_with_slow_editor(page, own_server)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original").strip()
     code.click()
     page.keyboard.press("Control+A")
-    assert page.evaluate("getSelection().toString()") == ""  # the page's text is not selected
+    assert page.evaluate("getSelection().toString()").strip() == original  # the cell's code, not the page
+    page.keyboard.press("Control+C")
+    assert page.evaluate("navigator.clipboard.readText()").strip() == original
     page.keyboard.type("x = 1")
     page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
     page.wait_for_function("window.pyodideCells.runtime.cells[1].code === 'x = 1'", timeout=TIMEOUT)
+
+
+def test_undo_while_codemirror_loads_undoes_what_was_held(page, own_server):
+    """Ctrl+Z while the editor loaded went to the page, and was lost."""
+    code = open_with_slow_editor(page, own_server)
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original").strip()
+    code.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("x = 1")
+    page.keyboard.press("Control+Z")
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    assert page.evaluate("window.pyodideCells.runtime.cells[1].code").strip() == original
 
 
 def test_keys_go_where_the_learner_went_while_codemirror_loads(page, own_server):

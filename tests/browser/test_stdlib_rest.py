@@ -12,6 +12,7 @@ then says.
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -159,16 +160,26 @@ def issubclass_of_import_error(page) -> bool:
 
 @pytest.mark.parametrize("start", ["site", "browser"])
 def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
-    """A snapshot holds the interpreter, not its files: after a restore the rest is fetched again."""
+    """A snapshot holds the interpreter, not its files: after a restore the rest is fetched again,
+    and given to Python. It was not: the rest the worker fetched went unused, and the first
+    import from it downloaded it a second time."""
+    asked = []
+    page.context.on("request", lambda r: is_rest(r) and asked.append(r.url))
     open_fresh(page, base_url, "always" if start == "site" else "never")
     if start == "browser":
         stored_snapshot(page)
         page.reload()
         page.wait_for_function(READY, timeout=TIMEOUT)
     assert restored(page) == start
+    mounted = "import sys\nprint(any(type(f).__qualname__ == 'StdlibRest' and f.mounted() for f in sys.meta_path))"
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while run(page, mounted)["stdout"].strip() != "True":  # the worker fetches it after a first run
+        assert time.monotonic() < deadline, "the rest the worker fetched was never given to Python"
     type_code(page, 0, TYPED)
     assert run_and_wait(page, 0, via="keyboard").strip() == "2.5 b'\\xe9' json.tool"
     assert cell(page, 0).get_attribute("data-state") == "done"
+    if start == "site":
+        assert len(asked) == 1, asked  # one download of the rest in the visit, the worker's
 
 
 def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(browser, base_url):

@@ -17,7 +17,7 @@ import {
   deleteCharBackward, deleteCharForward,
   cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
   cursorLineBoundaryForward, selectCharLeft, selectCharRight, selectLineUp, selectLineDown,
-  selectLineBoundaryBackward, selectLineBoundaryForward, selectAll,
+  selectLineBoundaryBackward, selectLineBoundaryForward, selectAll, undo, redo,
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
@@ -181,6 +181,8 @@ const KEY_COMMANDS = {
   "Shift+Backspace": deleteCharBackward,
   "Shift+Delete": deleteCharForward,
   SelectAll: selectAll,
+  Undo: undo,
+  Redo: redo,
 };
 
 /**

@@ -33,7 +33,7 @@ export function offsetInText(element, x, y) {
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End; SelectAll for Ctrl/Cmd+A) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
+// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
 // learner went, and the editor, when it comes, does not take the focus back.
 // Tab is held too: in the editor it indents (Escape, then Tab, leaves it).
@@ -52,13 +52,20 @@ export class KeyHold {
     this.onKey = (/** @type {KeyboardEvent} */ event) => {
       if (event.isComposing) return;
       const shortcut = (event.ctrlKey && !event.altKey) || event.metaKey; // AltGr is Ctrl+Alt: it types
+      const key = event.key.toLowerCase();
       /** @type {HeldEntry | null} */
       let entry = null;
       if (event.key === "Enter" && shortcut) entry = { run: "run" };
       else if (event.key === "Enter" && event.shiftKey) entry = { run: "run-next" };
-      // Select all, as a learner does before a paste: of the cell's code, not of the page.
-      else if (shortcut && event.key.toLowerCase() === "a" && !event.shiftKey) entry = { key: "SelectAll" };
-      else if (shortcut) return; // Ctrl+V arrives as a paste event
+      // Select all, as a learner does before a paste: of the cell's code, not of the page (it is
+      // selected on the page as well, so that Ctrl+C copies it). Undo and redo, of what was held.
+      else if (shortcut && key === "a" && !event.shiftKey) {
+        entry = { key: "SelectAll" };
+        const code = this.root.querySelector(".cell_input pre");
+        if (code) getSelection()?.selectAllChildren(code);
+      } else if (shortcut && ((key === "z" && event.shiftKey) || key === "y")) entry = { key: "Redo" };
+      else if (shortcut && key === "z") entry = { key: "Undo" };
+      else if (shortcut) return; // Ctrl+V arrives as a paste event, Ctrl+C copies what is selected
       else if (event.key.length === 1) entry = { text: event.key }; // Option/AltGr characters too
       else if (HELD_KEYS.has(event.key)) entry = { key: event.shiftKey && event.key !== "Enter" ? `Shift+${event.key}` : event.key };
       else if (event.key === "Escape") return this.leave(); // leaving the code

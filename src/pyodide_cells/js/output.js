@@ -38,6 +38,7 @@ export class OutputArea {
     /** @type {HTMLElement | null} */
     this.cutNote = null;
     this.pendingClear = false; // clear_output(wait=True): clear when the next output arrives
+    this.replacing = false; // the previous run's output, shown until this run's first output
   }
 
   /** The old output goes. */
@@ -55,13 +56,16 @@ export class OutputArea {
    */
   begin() {
     this.reset();
-    this.pendingClear = true;
+    this.replacing = true;
     this.element.classList.add("pc-replacing");
   }
 
-  /** The run ended: an old output that nothing replaced goes. */
+  /**
+   * The run ended: a previous run's output that nothing replaced goes. (What
+   * the run itself showed stays, even after its clear_output(wait=True), as in Jupyter.)
+   */
   end() {
-    this.clearIfAsked();
+    if (this.replacing) this.clear();
   }
 
   /** Say, above the output, that it was not made by the code shown. @param {string} text */
@@ -182,7 +186,7 @@ export class OutputArea {
   }
 
   clearIfAsked() {
-    if (this.pendingClear) this.clear();
+    if (this.pendingClear || this.replacing) this.clear();
   }
 
   /** A traceback, or a note standing for one (Stop's restart). @param {{traceback?: string, ename?: string, evalue?: string}} msg */

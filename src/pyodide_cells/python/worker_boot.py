@@ -123,7 +123,15 @@ class StdlibRest:
 
     @staticmethod
     def installed() -> StdlibRest | None:
-        return next((f for f in sys.meta_path if isinstance(f, StdlibRest)), None)
+        """The finder on ``sys.meta_path``, or None.
+
+        Found by its class's name: a restored interpreter runs this file again,
+        which makes a new class, while the finder is still the snapshot's (an
+        instance of the old one). Looked up with ``isinstance``, it was never
+        found after a restore: the rest that arrived was not mounted, and the
+        first import from it fetched it a second time.
+        """
+        return next((f for f in sys.meta_path if type(f).__qualname__ == "StdlibRest"), None)
 
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname not in self.modules:
