@@ -509,16 +509,36 @@ def test_taking_the_other_tabs_edit_keeps_this_tabs_cursor(two_tabs, base_url):
     assert code[0] == "# from tab A" and code[5] == line_five + "  # B was here", code[:7]
 
 
+# A run that goes on until Stop, then prints the same line each time.
+UNTIL_STOP = "try:\n    while True:\n        pass\nexcept KeyboardInterrupt:\n    print('the same line')"
+
+
+def run_until_stop(page, while_running=lambda: None) -> str:
+    """Run the exercise (UNTIL_STOP), call ``while_running`` once the page shows it running,
+    press the bar's Stop; return the output once the run ended."""
+    before = runs(page, EXERCISE)
+    cell(page, EXERCISE).locator(".pc-run").click()
+    page.wait_for_function(f"document.querySelectorAll('div.cell.pc-live')[{EXERCISE}].dataset.state === 'running'")
+    while_running()
+    page.locator(".pc-runtime .pc-stop").click()
+    wait_runs(page, EXERCISE, before + 1)
+    return cell(page, EXERCISE).locator(".cell_output").inner_text()
+
+
 def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     """The old output stays until the run's first output replaces it. Clearing it as the run
     started made everything below the cell move up, then back down, on every re-run."""
     open_lab(page, base_url)
-    set_code(page, EXERCISE, "import time\ntime.sleep(0.3)\nprint('the same line')")
-    assert run_and_wait(page, EXERCISE).strip() == "the same line"
+    set_code(page, EXERCISE, UNTIL_STOP)
+    assert run_until_stop(page).strip() == "the same line"
     output = cell(page, EXERCISE).locator(".cell_output")
     # Every height the output has while the run goes on, as the browser lays it out.
     output.evaluate("o => { window.heights = []; new ResizeObserver((e) => window.heights.push(e[0].contentRect.height)).observe(o); }")
-    assert run_and_wait(page, EXERCISE).strip() == "the same line"
+
+    def still_shows_the_old_output():
+        assert output.inner_text().strip() == "the same line"
+
+    assert run_until_stop(page, still_shows_the_old_output).strip() == "the same line"
     heights = page.evaluate("window.heights")
     assert len(set(heights)) == 1 and heights[0] > 0, heights
 
