@@ -33,7 +33,8 @@ export function offsetInText(element, x, y) {
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y) or {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
+// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y) or
+// {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
 // learner went, and the editor, when it comes, does not take the focus back.
 // Tab is held too: in the editor it indents (Escape, then Tab, leaves it).
