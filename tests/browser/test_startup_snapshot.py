@@ -354,16 +354,18 @@ ENVIRONMENT = (
     "import os, sys, locale\n"
     "print(os.environ['_'], sys.executable, sys.orig_argv, os.environ['LANG'], locale.getlocale(), sys.path.count('/home/pyodide'))\n"
     "import js\n"
-    "print(js.navigator.userAgent == js.navigator.userAgent, js.location.href.split('?')[0].rsplit('/', 1)[-1])"
+    "print(js.navigator.userAgent == js.navigator.userAgent, js.location.href.split('?')[0].rsplit('/', 1)[-1],\n"
+    "      sys._emscripten_info.runtime == js.navigator.userAgent)"
 )
 
 
 def test_an_interpreter_from_the_sites_snapshot_has_this_browsers_environment_not_the_builds(browser, base_url):
     """Made in Node, the snapshot held the build's script path as the program, LANG=C.UTF-8 and
-    its locale, and the home folder twice on sys.path; a fresh start (which can make a snapshot)
-    gave cells a `js` whose browser getters raised "Illegal invocation"."""
+    its locale, the home folder twice on sys.path, and Node as sys._emscripten_info.runtime; a
+    fresh start (which can make a snapshot) gave cells a `js` whose browser getters raised
+    "Illegal invocation"."""
     answers = {source: out.splitlines() for source, out in fresh_and_site(browser, base_url, ENVIRONMENT, locale="de-DE").items()}
-    expected = ["./this.program /home/pyodide/this.program ['./this.program'] de_DE.UTF-8 ('de_DE', 'UTF-8') 1", "True worker.js"]
+    expected = ["./this.program /home/pyodide/this.program ['./this.program'] de_DE.UTF-8 ('de_DE', 'UTF-8') 1", "True worker.js True"]
     assert answers == {"": expected, "site": expected}
 
 

@@ -168,6 +168,10 @@ def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
         page.reload()
         page.wait_for_function(READY, timeout=TIMEOUT)
     assert restored(page) == start
+    # The restored interpreter calls its own boot; running worker_boot.py again made a second
+    # StdlibRest class, and the snapshot's finder was no instance of it.
+    classes = "import gc\nprint(sum(isinstance(o, type) and o.__qualname__ == 'StdlibRest' for o in gc.get_objects()))"
+    assert run(page, classes)["stdout"].strip() == "1"
     mounted = "import sys\nprint(any(type(f).__qualname__ == 'StdlibRest' and f.mounted() for f in sys.meta_path))"
     deadline = time.monotonic() + TIMEOUT / 1000
     while run(page, mounted)["stdout"].strip() != "True":  # the worker fetches it after a first run

@@ -46,7 +46,12 @@ export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesU
   pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", files.ipythonInit);
   pyodide.FS.writeFile("/home/pyodide/IPython/display.py", files.ipythonDisplay);
   const [sources, rest] = restored ? ["", ""] : [sourcesURL, restURL]; // a restored interpreter has both
-  pyodide.runPython(`${files.boot}\nboot(${py(restored)}, ${py(sources)}, ${py(rest)}, False)\n`);
+  // A restored interpreter holds worker_boot.py's functions and classes from the
+  // start that made the snapshot (the same build: the snapshot's key covers the
+  // worker): its own `boot` is called rather than the file run again, which
+  // would compile it once more and make a second copy of every class in it.
+  const source = restored ? "" : files.boot;
+  pyodide.runPython(`${source}\nboot(${py(restored)}, ${py(sources)}, ${py(rest)}, False)\n`);
 }
 
 /**

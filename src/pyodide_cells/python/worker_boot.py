@@ -1,8 +1,10 @@
 """What the worker runs in Python while it boots, before the first cell.
 
 ``worker.js`` runs this file's text (bundled into the worker by esbuild) and
-then one call of :func:`boot`. Kept as Python, not as strings in JavaScript,
-so that it is linted and read like the rest of the Python.
+then one call of :func:`boot`; an interpreter restored from a snapshot holds
+this file's functions already and only calls :func:`boot` (boot_python.js).
+Kept as Python, not as strings in JavaScript, so that it is linted and read
+like the rest of the Python.
 """
 
 from __future__ import annotations
@@ -123,15 +125,8 @@ class StdlibRest:
 
     @staticmethod
     def installed() -> StdlibRest | None:
-        """The finder on ``sys.meta_path``, or None.
-
-        Found by its class's name: a restored interpreter runs this file again,
-        which makes a new class, while the finder is still the snapshot's (an
-        instance of the old one). Looked up with ``isinstance``, it was never
-        found after a restore: the rest that arrived was not mounted, and the
-        first import from it fetched it a second time.
-        """
-        return next((f for f in sys.meta_path if type(f).__qualname__ == "StdlibRest"), None)
+        """The finder on ``sys.meta_path``, or None."""
+        return next((f for f in sys.meta_path if isinstance(f, StdlibRest)), None)
 
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname not in self.modules:
@@ -262,7 +257,8 @@ def refresh_after_restore() -> None:
     module's state (Pyodide imports it while starting), seeded again from the
     browser's crypto.getRandomValues as a fresh start would; tempfile's
     generator for its names; the time zone (:func:`local_time_zone`) and the
-    locale (:func:`browser_locale`); the home folder, which loadPyodide
+    locale (:func:`browser_locale`) and the runtime's name
+    (:func:`browser_runtime`); the home folder, which loadPyodide
     puts first on the path on every start, restores too, is there once; the
     start of the standard library is read as it arrived here
     (:func:`reread_zip_directory`); and the rest of the standard library has
@@ -277,6 +273,7 @@ def refresh_after_restore() -> None:
         sys.modules["tempfile"]._name_sequence = None
     local_time_zone()
     browser_locale()
+    browser_runtime()
     sys.path[:] = list(dict.fromkeys(sys.path))
     reread_zip_directory(stdlib_start())
     rest = StdlibRest.installed()
@@ -347,6 +344,18 @@ def browser_locale() -> None:
     first = languages[0] if languages is not None and languages.length else "C"
     os.environ["LANG"] = first.replace("-", "_", 1) + ".UTF-8"
     _locale.setlocale(_locale.LC_CTYPE, "")
+
+
+def browser_runtime() -> None:
+    """``sys._emscripten_info.runtime`` names this browser, as a fresh start here does.
+
+    CPython reads it once, at start-up, from JavaScript (``navigator.userAgent``,
+    or Node's version): the site's snapshot, made in Node, said "Node.js v20...".
+    """
+    from js import navigator
+
+    info = sys._emscripten_info
+    sys._emscripten_info = type(info)((info.emscripten_version, navigator.userAgent, info.pthreads, info.shared_memory))
 
 
 def import_labs() -> None:
