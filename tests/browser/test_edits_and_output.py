@@ -550,3 +550,35 @@ def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     set_code(page, EXERCISE, "x = 1")
     assert run_and_wait(page, EXERCISE) == ""
     assert output.locator(".output").count() == 0
+
+
+def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(page, base_url):
+    """Running an exercise runs the cells above it first, each replacing its build-time output
+    with the same text. Each used to move the page below it: a live text output had a frame
+    the build-time one has not (2 px taller), a cell's printed lines arrived in two pieces and
+    were drawn twice (one line, then all), and the status bar lost a line when its message at
+    ready gave way to "Python ready". The browser then laid out and repainted the page below,
+    for every cell."""
+    page.goto(f"{base_url}/online_softmax.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    exercise = page.locator("div.cell.pc-live.tag_exercise").first
+    above = exercise.evaluate("e => [...document.querySelectorAll('div.cell.pc-live')].indexOf(e)")
+    assert above >= 6
+    # Every height the bar and each cell above has, as the browser lays them out, from now on.
+    page.evaluate("""n => {
+      window.heights = new Map();
+      const watched = [document.querySelector('.pc-runtime'), ...[...document.querySelectorAll('div.cell.pc-live')].slice(0, n)];
+      const ro = new ResizeObserver((entries) => { for (const e of entries) {
+        const i = watched.indexOf(e.target);
+        window.heights.set(i, [...(window.heights.get(i) || []), Math.round(e.borderBoxSize[0].blockSize)]);
+      } });
+      for (const w of watched) ro.observe(w);
+    }""", above)
+    exercise.locator(".pc-run").click()
+    page.wait_for_function("e => Number(e.dataset.runs) >= 1", arg=exercise.element_handle(), timeout=TIMEOUT)
+    states = page.evaluate("n => [...document.querySelectorAll('div.cell.pc-live')].slice(0, n).map(c => c.dataset.state)", above)
+    assert states == ["done"] * above, states
+    heights = page.evaluate("[...window.heights.entries()]")
+    assert len(heights) == above + 1
+    moved = {("bar" if i == 0 else f"cell {i}"): seen for i, seen in heights if len(set(seen)) != 1}
+    assert moved == {}, moved

@@ -7,6 +7,8 @@
 import { el, headingText, loadOnce } from "./util.js";
 import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
+import { holdFirstOutput } from "./hold.js";
+import { LIMITS } from "./protocol.js";
 import { describe } from "./statusbar.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./storage.js").EditStore} EditStore */
@@ -326,7 +328,7 @@ export class Cell {
 
   /** Where the scheduler sends this cell's output. @returns {import("./scheduler.js").Sink} */
   get sink() {
-    return {
+    return holdFirstOutput({
       start: () => {
         this.ranHere = true;
         this.output.begin();
@@ -336,7 +338,7 @@ export class Cell {
       bundle: (data, kind, displayId, update) => this.output.appendBundle(data, kind, displayId, update),
       clear: (wait) => this.output.clearOutput(wait),
       error: (msg) => this.output.appendError(msg),
-    };
+    }, LIMITS.streamFlushMs);
   }
 
   /** Draw the toolbar from the scheduler's state. @param {Scheduler} s */

@@ -18,7 +18,8 @@ export function describe(run) {
 export class StatusBar {
   /** @param {{onStop: () => void, onRunAll: () => void, onRestart: () => void}} actions */
   constructor({ onStop, onRunAll, onRestart }) {
-    this.text = el("span", { class: "pc-runtime-text", text: "Python: starting…" });
+    this.message = el("span", { class: "pc-runtime-message", text: "Python: starting…" });
+    this.text = el("span", { class: "pc-runtime-text" }, this.message); // two lines' room (cells.css)
     this.progress = /** @type {HTMLProgressElement} */ (el("progress", { class: "pc-runtime-progress", max: "4", value: "0", "aria-label": "Python runtime loading progress" }));
     this.stop = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-stop", text: "■ Stop", disabled: true, onclick: onStop }));
     const runAll = el("button", { type: "button", class: "pc-button pc-run-all", text: "Run all", onclick: onRunAll });
@@ -79,8 +80,8 @@ export class StatusBar {
       }
       text = kernel.note || (page.ranAny ? "Python ready" : this.readyText);
     }
-    if (this.text.textContent !== text) {
-      this.text.textContent = text;
+    if (this.message.textContent !== text) {
+      this.message.textContent = text;
       this.text.title = text; // a phone shows two lines of it; the rest on a long press or hover
     }
     this.root.dataset.state = state;
