@@ -359,6 +359,23 @@ def test_select_all_while_codemirror_loads_selects_the_cells_code_not_the_page(p
     page.wait_for_function("window.pyodideCells.runtime.cells[1].code === 'x = 1'", timeout=TIMEOUT)
 
 
+def test_cut_while_codemirror_loads_takes_the_cells_code_to_the_clipboard(page, own_server):
+    """Ctrl+X after Ctrl+A while the editor loaded did nothing: the code stayed, and the
+    clipboard did not have it."""
+    code = open_with_slow_editor(page, own_server)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.evaluate("navigator.clipboard.writeText('before')")
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original").strip()
+    code.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Control+X")
+    assert page.evaluate("navigator.clipboard.readText()").strip() == original
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].code === ''", timeout=TIMEOUT)
+    page.keyboard.press("Control+V")
+    page.wait_for_function("c => window.pyodideCells.runtime.cells[1].code.trim() === c", arg=original, timeout=TIMEOUT)
+
+
 def test_undo_while_codemirror_loads_undoes_what_was_held(page, own_server):
     """Ctrl+Z while the editor loaded went to the page, and was lost."""
     code = open_with_slow_editor(page, own_server)

@@ -159,6 +159,17 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
   });
 }
 
+/**
+ * Ctrl+X held while the editor loaded (keyhold.js, which has copied it): what
+ * is selected goes; with nothing selected, nothing does.
+ * @param {EditorView} view
+ */
+function deleteSelection(view) {
+  if (view.state.selection.ranges.every((range) => range.empty)) return false;
+  view.dispatch({ ...view.state.replaceSelection(""), userEvent: "delete.cut", scrollIntoView: true });
+  return true;
+}
+
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
   Enter: insertNewlineAndIndent,
@@ -181,6 +192,7 @@ const KEY_COMMANDS = {
   "Shift+Backspace": deleteCharBackward,
   "Shift+Delete": deleteCharForward,
   SelectAll: selectAll,
+  Cut: deleteSelection,
   Undo: undo,
   Redo: redo,
 };

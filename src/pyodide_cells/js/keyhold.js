@@ -33,7 +33,7 @@ export function offsetInText(element, x, y) {
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y) or
+// End; SelectAll, Cut, Undo and Redo for Ctrl/Cmd+A, X, Z, Shift+Z and Y) or
 // {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
 // learner went, and the editor, when it comes, does not take the focus back.
@@ -64,6 +64,11 @@ export class KeyHold {
         entry = { key: "SelectAll" };
         const code = this.root.querySelector(".cell_input pre");
         if (code) getSelection()?.selectAllChildren(code);
+      } else if (shortcut && key === "x" && !event.shiftKey) {
+        // Cut: the selection on the page (the cell's code, after Ctrl+A) goes to the clipboard
+        // now, while the key press lets the page write it; the editor deletes its own selection.
+        entry = { key: "Cut" };
+        document.execCommand("copy");
       } else if (shortcut && ((key === "z" && event.shiftKey) || key === "y")) entry = { key: "Redo" };
       else if (shortcut && key === "z") entry = { key: "Undo" };
       else if (shortcut) return; // Ctrl+V arrives as a paste event, Ctrl+C copies what is selected
