@@ -582,3 +582,22 @@ def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(
     assert len(heights) == above + 1
     moved = {("bar" if i == 0 else f"cell {i}"): seen for i, seen in heights if len(set(seen)) != 1}
     assert moved == {}, moved
+
+
+def test_an_update_to_a_display_leaves_the_old_output_a_re_run_replaces(page, base_url):
+    """A re-run's update_display changed this cell's previous output, which is still shown
+    (dimmed) until the run's own first output, and then went with it: Jupyter has cleared that
+    output when the run started. Another cell's display of the same id is updated."""
+    open_lab(page, base_url)
+    show = "from IPython.display import display\nhandle = display('shown a', display_id='x')"
+    set_code(page, 1, show)
+    assert run_and_wait(page, 1).strip() == "'shown a'"
+    set_code(page, EXERCISE, show)
+    assert run_and_wait(page, EXERCISE).strip() == "'shown a'"
+    set_code(page, EXERCISE, "from IPython.display import update_display\nupdate_display('updated b', display_id='x')\n" + UNTIL_STOP)
+
+    def the_other_cell_is_updated_and_this_ones_old_output_is_not():
+        page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[1].querySelector('.cell_output').innerText.includes('updated b')", timeout=TIMEOUT)
+        assert cell(page, EXERCISE).locator(".cell_output").inner_text().strip() == "'shown a'"
+
+    assert run_until_stop(page, the_other_cell_is_updated_and_this_ones_old_output_is_not).strip() == "the same line"

@@ -148,10 +148,15 @@ export class OutputArea {
     this.element.append(box);
   }
 
-  /** A display's new content in place of its old, in every cell that shows it (an id not shown: nothing, as Jupyter). */
+  /**
+   * A display's new content in place of its old, in every cell that shows it (an id not shown:
+   * nothing, as Jupyter). Not in this cell's previous output, still shown until this run's first
+   * output: Jupyter has cleared that when the run started, and it goes when the run ends.
+   */
   updateBundle(/** @type {import("./protocol.js").MimeBundle} */ data, /** @type {"display" | "result"} */ kind, /** @type {string} */ displayId) {
     for (const old of document.querySelectorAll(".cell_output .output[data-display-id]")) {
       if (!(old instanceof HTMLElement) || old.dataset.displayId !== displayId) continue;
+      if (this.replacing && this.element.contains(old)) continue;
       const box = this.bundleBox(data, kind, shownChars.get(old) ?? 0);
       box.dataset.displayId = displayId;
       old.replaceWith(box);
