@@ -140,6 +140,9 @@ def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser
         assert err["ename"] == "StdlibRestUnavailable", err
         assert "HTTP 404" in err["evalue"] and "python_stdlib_rest-" in err["evalue"], err
         assert issubclass_of_import_error(page)
+        # pkgutil lists the rest's modules all the same (from the start's index), as help("modules") does.
+        listed = "import pkgutil\nfound = {m.name: m.ispkg for m in pkgutil.iter_modules()}\nprint(found.get('statistics'), found.get('email'), found.get('json'))"
+        assert run(page, listed)["stdout"].strip() == "False True True"
         # Nothing else is lost: the namespace and the start's modules are there.
         assert run(page, "import json\nprint(kept, json.dumps([1]))")["stdout"].strip() == "still here [1]"
         # The checks need doctest, from the rest: Check my code says why they could not run.

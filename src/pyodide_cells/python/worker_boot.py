@@ -128,6 +128,13 @@ class StdlibRest:
         """The finder on ``sys.meta_path``, or None."""
         return next((f for f in sys.meta_path if isinstance(f, StdlibRest)), None)
 
+    def iter_modules(self, prefix: str = ""):
+        """The rest's top-level modules, as (name, is a package), for ``pkgutil.iter_modules()``
+        and ``help("modules")``: listed from the index, whether the rest has arrived or not."""
+        packages = {name.partition(".")[0] for name in self.modules if "." in name}
+        for name in sorted(name for name in self.modules if "." not in name):
+            yield prefix + name, name in packages
+
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname not in self.modules:
             return None
