@@ -2,18 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { holdFirstOutput } from "../../src/pyodide_cells/js/hold.js";
-
-/** Timers the test fires by hand. */
-function fakeTimers() {
-  const timers = new Map();
-  let next = 1;
-  return {
-    setTimeout(fn, ms) { timers.set(next, { fn, ms }); return next++; },
-    clearTimeout(id) { timers.delete(id); },
-    fire() { for (const [id, t] of [...timers]) { timers.delete(id); t.fn(); } },
-    get pending() { return [...timers.values()].map((t) => t.ms); },
-  };
-}
+import { fakeTimers } from "./fake_timers.mjs";
 
 /** A sink that records every call it is given, in order. */
 function recorder() {
@@ -51,7 +40,7 @@ test("a long run's first output shows when the moment is up, and the rest passes
   held.start();
   held.stream("stdout", "training...\n");
   held.clear(true);
-  timers.fire();
+  timers.fireUpTo(50);
   assert.deepEqual(calls, ["start", "stdout:training...\n", "clear:true"]);
   held.stream("stderr", "late\n");
   assert.deepEqual(calls.at(-1), "stderr:late\n", "only the first output waits");

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Scheduler } from "../../src/pyodide_cells/js/scheduler.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
+import { fakeTimers } from "./fake_timers.mjs";
 
 /** A transport that records what the scheduler asks of the worker. */
 function fakeTransport({ canInterrupt = true } = {}) {
@@ -16,22 +17,6 @@ function fakeTransport({ canInterrupt = true } = {}) {
     interrupt() { this.interrupts += 1; this.pending = true; },
     signalPending() { return this.pending; },
     replace() { this.replaced += 1; },
-  };
-}
-
-/** Timers the test fires by hand. */
-function fakeTimers() {
-  const timers = new Map();
-  let next = 1;
-  return {
-    setTimeout(fn, ms) { timers.set(next, { fn, ms }); return next++; },
-    clearTimeout(id) { timers.delete(id); },
-    fireUpTo(ms) {
-      for (const [id, t] of [...timers].sort((a, b) => a[1].ms - b[1].ms)) {
-        if (t.ms <= ms && timers.has(id)) { timers.delete(id); t.fn(); }
-      }
-    },
-    get count() { return timers.size; },
   };
 }
 
