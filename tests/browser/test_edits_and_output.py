@@ -552,35 +552,39 @@ def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     assert output.locator(".output").count() == 0
 
 
-def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(page, base_url):
+@pytest.mark.parametrize(("lab", "nth"), [("online_softmax", 0), ("micrograd", 1)])
+def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(page, base_url, lab, nth):
     """Running an exercise runs the cells above it first, each replacing its build-time output
     with the same text. Each used to move the page below it: a live text output had a frame
     the build-time one has not (2 px taller), a cell's printed lines arrived in two pieces and
-    were drawn twice (one line, then all), and the status bar lost a line when its message at
-    ready gave way to "Python ready". The browser then laid out and repainted the page below,
-    for every cell."""
-    page.goto(f"{base_url}/online_softmax.html")
+    were drawn twice (one line, then all), a cell that printed a line and showed its result a
+    quarter of a second later (micrograd's training) shrank to that line meanwhile, and the
+    status bar lost a line when its message at ready gave way to "Python ready". The browser
+    then laid out and repainted the page below, for every cell."""
+    page.goto(f"{base_url}/{lab}.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
-    exercise = page.locator("div.cell.pc-live.tag_exercise").first
+    exercise = page.locator("div.cell.pc-live.tag_exercise").nth(nth)
     above = exercise.evaluate("e => [...document.querySelectorAll('div.cell.pc-live')].indexOf(e)")
     assert above >= 6
-    # Every height the bar and each cell above has, as the browser lays them out, from now on.
+    # Every height the bar and each cell above has, as the browser lays them out, from now on
+    # (an exercise above shows its own error, not the build-time output: not watched).
     page.evaluate("""n => {
       window.heights = new Map();
-      const watched = [document.querySelector('.pc-runtime'), ...[...document.querySelectorAll('div.cell.pc-live')].slice(0, n)];
+      const cells = [...document.querySelectorAll('div.cell.pc-live')].slice(0, n);
+      const watched = [document.querySelector('.pc-runtime'), ...cells.filter(c => !c.classList.contains('tag_exercise'))];
       const ro = new ResizeObserver((entries) => { for (const e of entries) {
-        const i = watched.indexOf(e.target);
-        window.heights.set(i, [...(window.heights.get(i) || []), Math.round(e.borderBoxSize[0].blockSize)]);
+        const name = e.target.classList.contains('pc-runtime') ? 'bar' : `cell ${cells.indexOf(e.target)}`;
+        window.heights.set(name, [...(window.heights.get(name) || []), Math.round(e.borderBoxSize[0].blockSize)]);
       } });
       for (const w of watched) ro.observe(w);
     }""", above)
     exercise.locator(".pc-run").click()
     page.wait_for_function("e => Number(e.dataset.runs) >= 1", arg=exercise.element_handle(), timeout=TIMEOUT)
     states = page.evaluate("n => [...document.querySelectorAll('div.cell.pc-live')].slice(0, n).map(c => c.dataset.state)", above)
-    assert states == ["done"] * above, states
-    heights = page.evaluate("[...window.heights.entries()]")
-    assert len(heights) == above + 1
-    moved = {("bar" if i == 0 else f"cell {i}"): seen for i, seen in heights if len(set(seen)) != 1}
+    assert set(states) <= {"done", "error"} and states.count("done") >= above - nth, states
+    heights = dict(page.evaluate("[...window.heights.entries()]"))
+    assert len(heights) == above + 1 - nth
+    moved = {name: seen for name, seen in heights.items() if len(set(seen)) != 1}
     assert moved == {}, moved
 
 
@@ -601,3 +605,30 @@ def test_an_update_to_a_display_leaves_the_old_output_a_re_run_replaces(page, ba
         assert cell(page, EXERCISE).locator(".cell_output").inner_text().strip() == "'shown a'"
 
     assert run_until_stop(page, the_other_cell_is_updated_and_this_ones_old_output_is_not).strip() == "the same line"
+
+
+# Every height the status bar has, as the browser lays it out, from the moment it is made.
+WATCH_THE_BAR = """
+window.barHeights = [];
+new MutationObserver((changes, observer) => {
+  const bar = document.querySelector('.pc-runtime');
+  if (!bar) return;
+  observer.disconnect();
+  new ResizeObserver((entries) => window.barHeights.push(Math.round(entries[0].borderBoxSize[0].blockSize))).observe(bar);
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+@pytest.mark.parametrize("which", ["page", "phone_page"])
+def test_the_status_bar_keeps_one_height_from_loading_to_a_restart(request, base_url, which):
+    """Its messages differ in length, and it moved the page below whenever its height changed:
+    at the first run at 1280 px (the message at ready took two lines, "Python ready" one), and
+    at ready on a phone (the progress bar had pushed the buttons onto a second row)."""
+    page = request.getfixturevalue(which)
+    page.add_init_script(WATCH_THE_BAR)
+    open_lab(page, base_url)
+    assert run_and_wait(page, 1) != ""
+    page.locator(".pc-runtime .pc-restart").click()  # here it empties the namespace: cell 1 runs cell 0 again
+    assert run_and_wait(page, 1) != ""
+    heights = page.evaluate("window.barHeights")
+    assert len(set(heights)) == 1 and heights[0] > 0, heights

@@ -376,6 +376,22 @@ def test_cut_while_codemirror_loads_takes_the_cells_code_to_the_clipboard(page, 
     page.wait_for_function("c => window.pyodideCells.runtime.cells[1].code.trim() === c", arg=original, timeout=TIMEOUT)
 
 
+def test_cut_of_a_word_while_codemirror_loads_takes_that_word(page, own_server):
+    """The page's selection went to the clipboard, but the editor deleted its own selection
+    (none, or all after Ctrl+A): a word double-clicked and cut stayed in the code."""
+    code = open_with_slow_editor(page, own_server)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    original = page.evaluate("window.pyodideCells.runtime.cells[1].original")
+    code.locator("span").filter(has_text="unchecked").first.dblclick()
+    word = page.evaluate("getSelection().toString()")
+    assert word.strip() and word in original
+    page.keyboard.press("Control+X")
+    assert page.evaluate("navigator.clipboard.readText()") == word
+    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    at = original.index(word)
+    page.wait_for_function("c => window.pyodideCells.runtime.cells[1].code === c", arg=original[:at] + original[at + len(word):], timeout=TIMEOUT)
+
+
 def test_undo_while_codemirror_loads_undoes_what_was_held(page, own_server):
     """Ctrl+Z while the editor loaded went to the page, and was lost."""
     code = open_with_slow_editor(page, own_server)

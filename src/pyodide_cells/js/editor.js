@@ -159,17 +159,6 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
   });
 }
 
-/**
- * Ctrl+X held while the editor loaded (keyhold.js, which has copied it): what
- * is selected goes; with nothing selected, nothing does.
- * @param {EditorView} view
- */
-function deleteSelection(view) {
-  if (view.state.selection.ranges.every((range) => range.empty)) return false;
-  view.dispatch({ ...view.state.replaceSelection(""), userEvent: "delete.cut", scrollIntoView: true });
-  return true;
-}
-
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
   Enter: insertNewlineAndIndent,
@@ -192,7 +181,6 @@ const KEY_COMMANDS = {
   "Shift+Backspace": deleteCharBackward,
   "Shift+Delete": deleteCharForward,
   SelectAll: selectAll,
-  Cut: deleteSelection,
   Undo: undo,
   Redo: redo,
 };
@@ -200,15 +188,22 @@ const KEY_COMMANDS = {
 /**
  * Types `entries` into `view` at its cursor, as if they were pressed there:
  * what a learner typed after clicking the code, while this module loaded.
- * An entry is {text} (a character, or pasted text) or {key} (a key of
- * KEY_COMMANDS). A typed bracket or quote is closed as the editor would.
+ * An entry is {text} (a character, or pasted text), {key} (a key of
+ * KEY_COMMANDS) or {key: "Cut", from, to} (the characters Ctrl+X took). A
+ * typed bracket or quote is closed as the editor would.
  */
 /**
  * @param {EditorView} view
- * @param {{text?: string, key?: string}[]} entries
+ * @param {import("./keyhold.js").HeldEntry[]} entries
  */
 export function typeKeys(view, entries) {
-  for (const { text, key } of entries) {
+  for (const { text, key, from, to } of entries) {
+    if (key === "Cut" && from !== undefined && to !== undefined) {
+      // Held while the editor loaded (keyhold.js, which has copied them): these characters go.
+      const end = Math.min(to, view.state.doc.length);
+      view.dispatch({ changes: { from: Math.min(from, end), to: end }, selection: { anchor: Math.min(from, end) }, userEvent: "delete.cut", scrollIntoView: true });
+      continue;
+    }
     if (key) {
       KEY_COMMANDS[key]?.(view);
       continue;

@@ -23,6 +23,11 @@ export function offsetInText(element, x, y) {
     if (range) ({ startContainer: node, startOffset: offset } = range);
   }
   if (!node || !element.contains(node)) return null;
+  return textOffset(element, node, offset);
+}
+
+/** How many characters of `element`'s text come before the point (node, offset) inside it. */
+function textOffset(/** @type {Node} */ element, /** @type {Node} */ node, /** @type {number} */ offset) {
   const before = document.createRange();
   before.setStart(element, 0);
   before.setEnd(node, offset);
@@ -33,14 +38,29 @@ export function offsetInText(element, x, y) {
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End; SelectAll, Cut, Undo and Redo for Ctrl/Cmd+A, X, Z, Shift+Z and Y) or
+// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y; Cut, with
+// the characters it takes, for Ctrl/Cmd+X) or
 // {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
 // learner went, and the editor, when it comes, does not take the focus back.
 // Tab is held too: in the editor it indents (Escape, then Tab, leaves it).
 const HELD_KEYS = new Set(["Enter", "Tab", "Backspace", "Delete", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"]);
 
-/** @typedef {{text?: string, key?: string, run?: "run" | "run-next"}} HeldEntry */
+/** @typedef {{text?: string, key?: string, from?: number, to?: number, run?: "run" | "run-next"}} HeldEntry */
+
+/**
+ * The page's selection within `element`, as character offsets into its text; null
+ * when nothing is selected there or the selection reaches outside it.
+ * @param {Node} element
+ * @returns {{from: number, to: number} | null}
+ */
+export function selectedIn(element) {
+  const selection = getSelection();
+  if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
+  const range = selection.getRangeAt(0);
+  if (!element.contains(range.startContainer) || !element.contains(range.endContainer)) return null;
+  return { from: textOffset(element, range.startContainer, range.startOffset), to: textOffset(element, range.endContainer, range.endOffset) };
+}
 
 export class KeyHold {
   /** @param {HTMLElement} root  the cell @param {number | null} offset */
@@ -65,9 +85,13 @@ export class KeyHold {
         const code = this.root.querySelector(".cell_input pre");
         if (code) getSelection()?.selectAllChildren(code);
       } else if (shortcut && key === "x" && !event.shiftKey) {
-        // Cut: the selection on the page (the cell's code, after Ctrl+A) goes to the clipboard
-        // now, while the key press lets the page write it; the editor deletes its own selection.
-        entry = { key: "Cut" };
+        // Cut what is selected of the cell's code on the page (after Ctrl+A, all of it): it goes
+        // to the clipboard now, while the key press lets the page write it, and the editor
+        // deletes the same characters. Nothing selected there: nothing is cut.
+        const code = this.root.querySelector(".cell_input pre");
+        const range = code ? selectedIn(code) : null;
+        if (!range) return;
+        entry = { key: "Cut", ...range };
         document.execCommand("copy");
       } else if (shortcut && ((key === "z" && event.shiftKey) || key === "y")) entry = { key: "Redo" };
       else if (shortcut && key === "z") entry = { key: "Undo" };

@@ -66,6 +66,7 @@ export class OutputArea {
    */
   end() {
     if (this.replacing) this.clear();
+    this.element.style.minHeight = "";
   }
 
   /** Say, above the output, that it was not made by the code shown. @param {string} text */
@@ -191,6 +192,9 @@ export class OutputArea {
   }
 
   clearIfAsked() {
+    // The previous run's output keeps its height until this run ends: a cell that prints a
+    // line, works on, then shows more would otherwise shrink and grow back, moving the page below.
+    if (this.replacing) this.element.style.minHeight = `${this.element.getBoundingClientRect().height}px`;
     if (this.pendingClear || this.replacing) this.clear();
   }
 

@@ -82,7 +82,7 @@ export class StatusBar {
     }
     if (this.message.textContent !== text) {
       this.message.textContent = text;
-      this.text.title = text; // a phone shows two lines of it; the rest on a long press or hover
+      this.text.title = text; // the bar shows two lines of it; the rest on hover or a long press
     }
     this.root.dataset.state = state;
     document.documentElement.dataset.pyodideState = state;
