@@ -632,3 +632,15 @@ def test_the_status_bar_keeps_one_height_from_loading_to_a_restart(request, base
     assert run_and_wait(page, 1) != ""
     heights = page.evaluate("window.barHeights")
     assert len(set(heights)) == 1 and heights[0] > 0, heights
+
+
+def test_a_cells_editor_takes_the_place_of_its_code_without_moving_the_page(page, base_url):
+    """The editor had its own font size (13.6 px against the code's 13), line height and padding:
+    each cell's code grew or shrank by 12-36 px where its editor took its place, and the page below
+    moved. (Lines too long for the box still wrap in the editor, where the code scrolls sideways.)"""
+    open_lab(page, base_url)
+    code = cell(page, 1).locator(".cell_input")
+    before = code.evaluate("e => e.getBoundingClientRect().height")
+    editor(page, 1)
+    after = code.evaluate("e => e.getBoundingClientRect().height")
+    assert round(after, 1) == round(before, 1) and before > 60
