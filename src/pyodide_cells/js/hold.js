@@ -27,7 +27,7 @@ export function holdFirstOutput(sink, ms, timers = globalThis) {
   let held = null;
   /** @type {any} */
   let timer = null;
-  let heldOnce = false; // this run's first output was held (and released): the rest passes
+  let heldOnce = false; // the run's first output was held (and released): the rest passes
 
   const release = () => {
     if (timer !== null) timers.clearTimeout(timer);
@@ -47,11 +47,7 @@ export function holdFirstOutput(sink, ms, timers = globalThis) {
   };
 
   return {
-    start: () => {
-      release();
-      heldOnce = false;
-      sink.start?.();
-    },
+    start: () => sink.start?.(), // one wrapper per run (cell.js makes it when the run is queued)
     end: () => {
       release();
       sink.end?.();

@@ -54,7 +54,7 @@ const HELD_KEYS = new Set(["Enter", "Tab", "Backspace", "Delete", "ArrowLeft", "
  * @param {Node} element
  * @returns {{from: number, to: number} | null}
  */
-export function selectedIn(element) {
+function selectedIn(element) {
   const selection = getSelection();
   if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
   const range = selection.getRangeAt(0);
