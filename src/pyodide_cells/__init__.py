@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 def setup(app: Sphinx) -> dict[str, Any]:
     # Imported here, not with the package: `python -m pyodide_cells.serve` needs
     # the standard library only, not Sphinx.
-    from . import assets, hints, katex_socket, pages, precompress, publish, transforms
+    from . import assets, code_lines, hints, katex_socket, pages, precompress, publish, transforms
 
     app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
@@ -30,6 +30,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # A start-up snapshot made at build time (assets.make_snapshot), restored on fast links.
     app.add_config_value("pyodide_cells_site_snapshot", True, "env", bool)
     transforms.setup(app)
+    code_lines.setup(app)
     hints.setup(app)
     assets.setup(app)
     pages.setup(app)

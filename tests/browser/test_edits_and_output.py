@@ -38,6 +38,8 @@ from tests.browser.test_micrograd_page import (
 
 pytestmark = pytest.mark.browser
 EXERCISE = 0  # micrograd's first cell: the exercise, a long cell
+# No cell of the page is queued or running (every run asked for has ended).
+NOTHING_WAITS = "![...document.querySelectorAll('div.cell.pc-live')].some(c => ['queued', 'running'].includes(c.dataset.state))"
 KEY = "pyodide-cells:v1:/micrograd:cell-0"  # where the runtime keeps cell 0's edit
 FILLER = "another-site:filler-"  # keys another site on this origin keeps
 
@@ -580,6 +582,8 @@ def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(
     }""", above)
     exercise.locator(".pc-run").click()
     page.wait_for_function("e => Number(e.dataset.runs) >= 1", arg=exercise.element_handle(), timeout=TIMEOUT)
+    # The live pictures (micrograd's graph, above the exercise) run again after it: wait for them too.
+    page.wait_for_function(NOTHING_WAITS, timeout=TIMEOUT)
     states = page.evaluate("n => [...document.querySelectorAll('div.cell.pc-live')].slice(0, n).map(c => c.dataset.state)", above)
     assert set(states) <= {"done", "error"} and states.count("done") >= above - nth, states
     heights = dict(page.evaluate("[...window.heights.entries()]"))
@@ -637,10 +641,50 @@ def test_the_status_bar_keeps_one_height_from_loading_to_a_restart(request, base
 def test_a_cells_editor_takes_the_place_of_its_code_without_moving_the_page(page, base_url):
     """The editor had its own font size (13.6 px against the code's 13), line height and padding:
     each cell's code grew or shrank by 12-36 px where its editor took its place, and the page below
-    moved. (Lines too long for the box still wrap in the editor, where the code scrolls sideways.)"""
+    moved."""
     open_lab(page, base_url)
     code = cell(page, 1).locator(".cell_input")
     before = code.evaluate("e => e.getBoundingClientRect().height")
     editor(page, 1)
     after = code.evaluate("e => e.getBoundingClientRect().height")
     assert round(after, 1) == round(before, 1) and before > 60
+
+
+# Resolves after the browser has drawn two more frames (CodeMirror measures its lines in the first).
+TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# Every cell whose code box is on the screen has its editor.
+EDITORS_ON_SCREEN = """() => [...document.querySelectorAll('div.cell.pc-live .cell_input')].every((input) => {
+  const r = input.getBoundingClientRect();
+  return r.bottom <= 0 || r.top >= innerHeight || input.querySelector('.cm-editor');
+})"""
+
+
+@pytest.mark.parametrize("lab", ["micrograd", "online_softmax", "paged_attention"])
+@pytest.mark.parametrize("which", ["page", "phone_page"])
+def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which, lab):
+    """The code the page was built with scrolled sideways where its editor wraps a long line (under
+    its indentation), and had no line numbers: a cell grew when its editor was made as the learner
+    scrolled near it (on a phone nearly every cell, micrograd's second exercise by 740 px; at
+    1280 px a cell in three), and everything below it moved. Editors made off the screen were
+    laid out with CodeMirror's estimates (every line over 30 characters taken as wrapped) and were
+    up to half as tall again, until they came into view. The learner scrolls down the page; every
+    editor, once drawn, is as tall as the code it replaced."""
+    page = request.getfixturevalue(which)
+    page.goto(f"{base_url}/{lab}.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    inputs = page.locator("div.cell.pc-live .cell_input")
+    built = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    # The wheel, in the margin left of the text (over an output box or the graph it scrolls those).
+    page.mouse.move(page.evaluate("document.querySelector('article').getBoundingClientRect().left - 6"), 400)
+    while True:
+        page.wait_for_function(EDITORS_ON_SCREEN, timeout=TIMEOUT)
+        page.evaluate(TWO_FRAMES)
+        if page.evaluate("innerHeight + scrollY >= document.documentElement.scrollHeight - 1"):
+            break
+        page.evaluate("() => { window.scrolled = new Promise((r) => addEventListener('scrollend', r, { once: true })); }")
+        page.mouse.wheel(0, 500)
+        page.evaluate("() => window.scrolled")
+    assert page.locator("div.cell.pc-live .cm-editor").count() == len(built)
+    drawn = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    grew = {i: (round(b, 1), round(d, 1)) for i, (b, d) in enumerate(zip(built, drawn, strict=True)) if abs(b - d) > 0.5}
+    assert grew == {}, grew

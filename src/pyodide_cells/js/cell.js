@@ -8,6 +8,7 @@ import { el, headingText, loadOnce } from "./util.js";
 import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { holdFirstOutput } from "./hold.js";
+import { hangingColumns, showLines } from "./codelines.js";
 import { LIMITS } from "./protocol.js";
 import { describe } from "./statusbar.js";
 
@@ -41,6 +42,8 @@ export class Cell {
     const pre = /** @type {HTMLElement | null} */ (root.querySelector(".cell_input pre"));
     this.pre = pre;
     this.original = pre ? (pre.textContent || "").replace(/\n$/, "") : "";
+    // The code as the page was built with it (highlighted, in lines: code_lines.py), to show again on Reset.
+    this.originalLines = pre ? [...pre.childNodes].map((node) => node.cloneNode(true)) : [];
     let output = /** @type {HTMLElement | null} */ (root.querySelector(".cell_output"));
     if (!output) {
       // A cell with no output at build time: its output area is made here. A label on a plain
@@ -66,7 +69,9 @@ export class Cell {
     this.synced = this.saved; // what this tab last read from or wrote to storage
     /** @type {{value: string | null} | null} another tab's edit, while both differ */
     this.conflict = null;
-    this.build(/** @type {HTMLElement} */ (root.querySelector(".cell_input")));
+    /** The cell's code box: the code the page was built with, then its editor. */
+    this.input = /** @type {HTMLElement} */ (root.querySelector(".cell_input"));
+    this.build(this.input);
   }
 
   /** @param {HTMLElement} input */
@@ -97,9 +102,9 @@ export class Cell {
       pre.addEventListener("click", (event) => this.clickedCode(pre, event));
     }
     this.runButton.addEventListener("focus", () => this.page.afterStartup(() => this.ensureEditor().catch(() => {})));
-    if (this.saved !== null || !pre) this.ensureEditor().catch(() => {});
+    if (!pre) this.ensureEditor().catch(() => {});
     if (this.saved !== null && this.saved !== this.original) {
-      if (pre) pre.textContent = this.saved; // until the editor is there, the code shown is the code that runs
+      this.showCode(this.saved); // until the editor is there, the code shown is the code that runs
       this.output.markStale("This output is from the original code; run the cell to see what your edited code gives.");
     }
     this.markEdited();
@@ -176,6 +181,7 @@ export class Cell {
           onRunNext: () => this.page.runNext(this),
           onChange: () => this.persist(),
           topMargin: this.page.topMargin,
+          hangingColumns,
         });
         if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
         return this.editor;
@@ -202,9 +208,16 @@ export class Cell {
       replaceText(this.editor, text);
     } else {
       this.saved = text === this.original ? null : text;
-      if (this.pre) this.pre.textContent = text;
+      this.showCode(text);
       this.persist();
     }
+  }
+
+  /** Show `text` in place of the editor, not yet made: the page's highlighted code when it is that. @param {string} text */
+  showCode(text) {
+    if (!this.pre) return;
+    showLines(this.pre, text);
+    if (text === this.original) this.pre.replaceChildren(...this.originalLines.map((node) => node.cloneNode(true)));
   }
 
   // --------------------------------------------------------------- saving

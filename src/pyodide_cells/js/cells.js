@@ -133,16 +133,32 @@ function main() {
     event.returnValue = "";
   });
 
+  // A cell's editor is made while the cell is on the screen. CodeMirror measures
+  // its lines only when it is in view: one made off the screen is laid out with
+  // its estimates (every line longer than 30 characters taken as wrapped), so it
+  // was up to half as tall again as the code it replaced, and shrank back when it
+  // came into view; the page below moved both times.
   if ("IntersectionObserver" in window) {
+    /** @type {Set<Cell>} */
+    const onScreen = new Set();
     const io = new IntersectionObserver((entries) => {
       for (const entry of entries) {
-        if (!entry.isIntersecting) continue;
-        io.unobserve(entry.target);
-        const cell = cells.find((c) => c.root === entry.target);
-        if (cell) afterStartup(() => cell.ensureEditor().catch(() => {}));
+        const cell = cells.find((c) => c.input === entry.target);
+        if (!cell) continue;
+        if (!entry.isIntersecting) {
+          onScreen.delete(cell);
+          continue;
+        }
+        onScreen.add(cell);
+        afterStartup(() => {
+          if (!onScreen.has(cell)) return; // scrolled away meanwhile: made when it is back
+          io.unobserve(entry.target);
+          cell.ensureEditor().catch(() => {});
+        });
       }
-    }, { rootMargin: "300px" });
-    for (const cell of cells) if (!cell.editor) io.observe(cell.root);
+    });
+    // The code's box, not the cell's: the toolbar above it can be on the screen while it is not.
+    for (const cell of cells) if (!cell.editor) io.observe(cell.input);
   } else cells.forEach((c) => c.ensureEditor().catch(() => {}));
   upgradeGraphs(document);
   // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).

@@ -42,33 +42,33 @@ const PYTHON_INDENT = "    ";
 
 // A wrapped line continues under its own indentation, not at column 0, so a
 // long line on a phone does not hide Python's block structure: each indented
-// line gets a hanging indent as wide as its leading whitespace.
-const hangingIndent = ViewPlugin.fromClass(
+// line gets a hanging indent as wide as its leading whitespace. The rule is the
+// page's (codelines.js), which lays out the code the same way before the editor.
+/** @param {(text: string, tabSize: number) => number} columnsOf  a line's hanging indent, in columns */
+const hangingIndent = (columnsOf) => ViewPlugin.fromClass(
   class {
     /** @param {EditorView} view */
     constructor(view) {
-      this.decorations = hangingIndents(view);
+      this.decorations = hangingIndents(view, columnsOf);
     }
 
     /** @param {import("@codemirror/view").ViewUpdate} update */
     update(update) {
-      if (update.docChanged || update.viewportChanged) this.decorations = hangingIndents(update.view);
+      if (update.docChanged || update.viewportChanged) this.decorations = hangingIndents(update.view, columnsOf);
     }
   },
   { decorations: (plugin) => plugin.decorations },
 );
 
-/** @param {EditorView} view */
-function hangingIndents(view) {
+/** @param {EditorView} view @param {(text: string, tabSize: number) => number} columnsOf */
+function hangingIndents(view, columnsOf) {
   /** @type {RangeSetBuilder<Decoration>} */
   const builder = new RangeSetBuilder();
-  const tabSize = view.state.tabSize;
   for (const { from, to } of view.visibleRanges) {
     for (let pos = from; pos <= to; ) {
       const line = view.state.doc.lineAt(pos);
-      const lead = /^[ \t]*/.exec(line.text)[0];
-      const columns = lead.length + (tabSize - 1) * (lead.split("\t").length - 1);
-      if (columns && columns < line.text.length) {
+      const columns = columnsOf(line.text, view.state.tabSize);
+      if (columns) {
         const style = `padding-left: calc(${columns}ch + 6px); text-indent: -${columns}ch`;
         builder.add(line.from, line.from, Decoration.line({ attributes: { style } }));
       }
@@ -121,7 +121,6 @@ const editorSetup = [
   closeBrackets(),
   highlightActiveLine(),
   keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
-  hangingIndent,
 ];
 
 /**
@@ -129,12 +128,13 @@ const editorSetup = [
  * `label` names it for screen readers; `onRun` (Ctrl/Cmd+Enter), `onRunNext`
  * (Shift+Enter) and `onChange` (the text changed) are the cell's;
  * `topMargin()` is how much of the window's top the page covers (its sticky
- * bars), in CSS pixels: the cursor is never scrolled under it.
+ * bars), in CSS pixels: the cursor is never scrolled under it; `hangingColumns`
+ * is the column a wrapped part of a line starts at (codelines.js).
  * Returns CodeMirror's EditorView.
  * @param {{doc: string, parent: HTMLElement, label: string, onRun: () => void, onRunNext: () => void,
- *   onChange: () => void, topMargin?: () => number}} options
+ *   onChange: () => void, topMargin?: () => number, hangingColumns: (text: string, tabSize: number) => number}} options
  */
-export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0 }) {
+export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0, hangingColumns }) {
   const cellKeys = Prec.highest(
     keymap.of([
       { key: "Mod-Enter", run: () => (onRun(), true) },
@@ -146,6 +146,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
     parent,
     extensions: [
       editorSetup,
+      hangingIndent(hangingColumns),
       python(),
       Prec.high(syntaxHighlighting(highlightStyle)),
       EditorView.lineWrapping, // no sideways scrolling, on phones either
