@@ -688,3 +688,48 @@ def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which,
     drawn = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
     grew = {i: (round(b, 1), round(d, 1)) for i, (b, d) in enumerate(zip(built, drawn, strict=True)) if abs(b - d) > 0.5}
     assert grew == {}, grew
+
+
+# Resolves once the page has been idle (its editors are made in idle time).
+IDLE = "() => new Promise((r) => requestIdleCallback(() => requestIdleCallback(r)))"
+
+
+@pytest.mark.parametrize("which", ["page", "phone_page"])
+def test_a_saved_edit_with_tabs_is_as_tall_before_its_editor_as_in_it(request, base_url, which):
+    """A saved edit is shown as lines before its editor is made; the browser's tab is 8 columns
+    where the editor's is 4, so a line indented with tabs wrapped a row more (found by the
+    learner review: 139 px, then 119.5 when the editor came)."""
+    page = request.getfixturevalue(which)
+    long = "total = " + " + ".join(f"value_{i}" for i in range(12))
+    pasted = f"def f():\n\tif True:\n\t\t{long}\n\t\treturn total\n\t# {long}"
+    page.add_init_script(f"localStorage.setItem('pyodide-cells:v1:/micrograd.html:cell-2', {pasted!r})")
+    page.goto(f"{base_url}/micrograd.html")
+    code = cell(page, 2).locator(".cell_input")
+    assert code.locator("pre").text_content() == pasted + "\n"
+    before = code.evaluate("e => e.getBoundingClientRect().height")
+    editor(page, 2)
+    page.evaluate(TWO_FRAMES)
+    assert cell(page, 2).locator(".cm-content").text_content().replace("\u200b", "") == pasted.replace("\n", "")
+    after = code.evaluate("e => e.getBoundingClientRect().height")
+    assert abs(after - before) < 0.5 and before > 150, (before, after)
+
+
+def test_tabbing_onto_run_makes_no_editor_for_code_off_the_screen(page, base_url):
+    """Tab onto a cell's Run button made its editor at once, though the code below the button
+    was off the screen: CodeMirror laid it out with its estimates, and the tall cell grew by
+    310 px (found by the learner review). It is made when the code comes onto the screen."""
+    page.goto(f"{base_url}/micrograd.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    tall = cell(page, 9)
+    code = tall.locator(".cell_input")
+    before = code.evaluate("e => e.getBoundingClientRect().height")
+    # The Run button just above the window's bottom edge, its code below it.
+    tall.locator(".pc-run").evaluate("b => window.scrollBy({ top: b.getBoundingClientRect().bottom - innerHeight + 2, behavior: 'instant' })")
+    assert code.evaluate("e => e.getBoundingClientRect().top") >= page.evaluate("innerHeight")
+    tall.locator(".pc-run").focus()
+    page.evaluate(IDLE)
+    assert tall.locator(".cm-editor").count() == 0
+    code.evaluate("e => e.scrollIntoView({ block: 'start', behavior: 'instant' })")
+    page.wait_for_function("e => e.querySelector('.cm-editor')", arg=code.element_handle(), timeout=TIMEOUT)
+    page.evaluate(TWO_FRAMES)
+    assert abs(code.evaluate("e => e.getBoundingClientRect().height") - before) < 0.5

@@ -101,7 +101,12 @@ export class Cell {
       pre.addEventListener("pointerdown", () => loadEditor().catch(() => {}), { once: true }); // a head start
       pre.addEventListener("click", (event) => this.clickedCode(pre, event));
     }
-    this.runButton.addEventListener("focus", () => this.page.afterStartup(() => this.ensureEditor().catch(() => {})));
+    // Tab onto Run makes the editor (the next Tab goes into it), if its code is on the screen:
+    // CodeMirror lays out one made off the screen with estimates (see cells.js).
+    this.runButton.addEventListener("focus", () => this.page.afterStartup(() => {
+      const box = this.input.getBoundingClientRect();
+      if (box.bottom > 0 && box.top < innerHeight) this.ensureEditor().catch(() => {});
+    }));
     if (!pre) this.ensureEditor().catch(() => {});
     if (this.saved !== null && this.saved !== this.original) {
       this.showCode(this.saved); // until the editor is there, the code shown is the code that runs
