@@ -92,7 +92,7 @@ export class Cell {
     this.root.classList.add("pc-live");
     this.root.dataset.state = "idle";
     this.root.dataset.runs = "0";
-    // The editor is made when the cell comes near the screen, or is used: a
+    // The editor is made when its code is on the screen, or is used: a
     // page of ten editors made at once holds up the main thread while Python
     // loads. Until then the highlighted code the page was built with shows.
     const pre = this.pre;

@@ -2,7 +2,7 @@
 // The cell editor: CodeMirror 6, set up for short notebook cells of Python.
 //
 // cells.js imports this module only when a cell needs its editor (it comes
-// near the screen once Python has started, or the learner clicks the code):
+// on the screen once Python has started, or the learner clicks the code):
 // CodeMirror is most of the page's script, and parsing it while the worker
 // boots Python competes with it for the CPU. esbuild writes it as a chunk of
 // its own (assets.bundle_js).
