@@ -288,3 +288,33 @@ def test_a_long_indented_line_wraps_under_its_indentation_on_a_phone(phone_page,
             - document.querySelector('.pc-runtime').getBoundingClientRect().bottom - 8)"""
     )
     page.screenshot(path=str(artifacts_dir / "typing-hanging-indent-phone.png"), clip=cell(page, 0).bounding_box())
+
+
+def test_enter_indents_from_the_code_above_at_the_end_of_a_long_cell_on_a_slow_phone(phone_page, base_url):
+    """Enter's indentation comes from the syntax tree, which the editor parses
+    in the background; on a slow CPU the tree had not reached the end of a long
+    cell, and Enter copied the line's own indentation (column 0 inside an open
+    bracket). CI, on a loaded machine, caught it at line 90 of a typed solution."""
+    page = phone_page
+    open_page(page, base_url, "paged_attention")
+    index = cell_index("paged_attention.md", tag="exercise", n=1)
+    editor(page, index).click()
+    assert len("\n".join(lines(page, index))) > 2000, "a long cell"
+    # A phone's CPU: 6x slower than this machine's (Chrome DevTools' "low-end mobile").
+    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("print(1, 2,")
+    page.keyboard.press("Delete")  # the bracket the editor closed
+    page.keyboard.press("Enter")
+    assert active_line(page, index) == " " * len("print("), "the next line of the call lines up inside its bracket"
+    page.keyboard.type("3)")
+    page.keyboard.press("Delete")
+    page.keyboard.press("Enter")
+    assert active_line(page, index) == ""
+    page.keyboard.type("def f():")
+    page.keyboard.press("Enter")
+    assert active_line(page, index) == " " * 4
+    page.keyboard.type("return 1")
+    page.keyboard.press("Enter")
+    assert active_line(page, index) == "", "the block ended: the next line is the module's"

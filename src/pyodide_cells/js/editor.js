@@ -21,7 +21,9 @@ import {
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
-import { HighlightStyle, bracketMatching, indentOnInput, indentService, indentUnit, syntaxHighlighting, syntaxTree } from "@codemirror/language";
+import {
+  HighlightStyle, bracketMatching, ensureSyntaxTree, indentOnInput, indentService, indentUnit, syntaxHighlighting, syntaxTree,
+} from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 
 // Token colours come from CSS variables (cells.css) so they meet WCAG AA contrast
@@ -97,6 +99,24 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
   return open ? undefined : Math.max(0, cx.lineIndent(line.from) - cx.unit);
 });
 
+// Enter takes the new line's indentation from the syntax tree, which
+// CodeMirror parses in the background, a slice at a time; where the tree does
+// not reach the cursor yet (a slow phone, a long cell) it copies the line's
+// own indentation instead: inside an open bracket, column 0. So Enter first
+// parses up to the cursor, then lets the bindings below handle the key. A
+// cell's code parses in milliseconds; the budget bounds a pathological one.
+const ENTER_PARSE_BUDGET_MS = 500;
+const parseBeforeEnter = Prec.highest(keymap.of([{
+  key: "Enter",
+  run: (view) => {
+    const upto = Math.max(...view.state.selection.ranges.map((range) => range.to));
+    if (syntaxTree(view.state).length < upto && ensureSyntaxTree(view.state, upto, ENTER_PARSE_BUDGET_MS)) {
+      view.dispatch({}); // the state takes the tree just parsed
+    }
+    return false;
+  },
+}]));
+
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
 // word completion, the lint and fold gutters. Tab indents and Shift+Tab
@@ -117,6 +137,7 @@ const editorSetup = [
   EditorState.allowMultipleSelections.of(true),
   indentOnInput(),
   dedentAfterBlockExit,
+  parseBeforeEnter,
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),
