@@ -388,3 +388,22 @@ def test_print_with_flush_asks_the_page_to_show_it_now(run):
     """print(..., flush=True) did nothing: the page showed the line only with the next write."""
     _, events = run("print('step 0', flush=True)\nprint('no flush')")
     assert [k for k, _ in events] == ["stream", "stream", "flush", "stream", "stream"]
+
+
+def test_a_standard_library_module_that_is_missing_says_so(run, monkeypatch):
+    # Pyodide leaves sqlite3 out of the browser; in CPython, None in sys.modules makes it missing.
+    monkeypatch.setitem(sys.modules, "sqlite3", None)
+    status, events = run("x = 1\nimport sqlite3")
+    assert status["status"] == "error"
+    (kind, err), = events
+    assert err["ename"] == "ModuleNotFoundError"
+    assert 'File "<cell 1>", line 2' in err["traceback"]
+    assert err["traceback"].rstrip().endswith(
+        "sqlite3 is in CPython's standard library, but not in this Python: the Python in the page "
+        "(Pyodide) leaves it out. Run this code with Python on your computer."
+    )
+
+
+def test_a_module_that_is_not_in_the_standard_library_gets_no_note(run):
+    _, events = run("import numpy_is_not_here")
+    assert events[0][1]["traceback"].rstrip().endswith("No module named 'numpy_is_not_here'")

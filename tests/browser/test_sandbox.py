@@ -9,7 +9,7 @@ import pytest
 
 from tests.plain_host import PlainHost
 from tests.browser.test_micrograd_page import (
-    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running,
+    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, type_code,
     stop_and_read, wait_cell, wait_runs,
 )
 
@@ -660,3 +660,13 @@ def test_the_status_bar_stays_in_view_and_nothing_covers_it(page, phone_page, ba
     if where["pill"] is not None:
         assert where["pill"][0] >= where["bar"][1] or where["pill"][1] <= where["bar"][0], where
     assert where["unreachable"] == [], where
+
+
+def test_importing_a_standard_library_module_the_page_lacks_says_why(page, base_url):
+    """Pyodide leaves sqlite3 out of the browser: "No module named 'sqlite3'" alone reads as a typo."""
+    open_lab(page, base_url)
+    type_code(page, 0, "import sqlite3")
+    out = run_and_wait(page, 0, via="keys")
+    assert "ModuleNotFoundError: No module named 'sqlite3'" in out, out
+    assert "sqlite3 is in CPython's standard library, but not in this Python" in out, out
+    assert "Run this code with Python on your computer." in out, out

@@ -169,6 +169,16 @@ def mime_bundle(obj: Any, max_plain_chars: int = 200_000, max_rich_chars: int = 
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
 
+def missing_stdlib_note(name: str) -> str:
+    """What a learner is told when ``import name`` fails for a module of CPython's standard library.
+
+    >>> print(missing_stdlib_note("sqlite3"))
+    sqlite3 is in CPython's standard library, but not in this Python: the Python in the page (Pyodide) leaves it out. Run this code with Python on your computer.
+    """
+    return (f"{name} is in CPython's standard library, but not in this Python: the Python in the page "
+            "(Pyodide) leaves it out. Run this code with Python on your computer.")
+
+
 _active: CellRunner | None = None  # the runner cells run in: IPython.display.display shows through it
 
 
@@ -397,6 +407,10 @@ class CellRunner:
         return "error"
 
     def _report_exception(self, exc: BaseException) -> None:
+        if isinstance(exc, ModuleNotFoundError) and exc.name in sys.stdlib_module_names:
+            # Pyodide leaves some of the standard library out of the browser (sqlite3, ssl, lzma,
+            # tkinter, ...): a bare "No module named 'sqlite3'" reads as the learner's typo.
+            exc.add_note(missing_stdlib_note(exc.name))
         # Drop the runner's own frames: the learner's traceback starts in a cell.
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
