@@ -670,3 +670,23 @@ def test_importing_a_standard_library_module_the_page_lacks_says_why(page, base_
     assert "ModuleNotFoundError: No module named 'sqlite3'" in out, out
     assert "sqlite3 is in CPython's standard library, but not in this Python" in out, out
     assert "Run this code with Python on your computer." in out, out
+
+
+def test_enter_typed_while_codemirror_loads_indents_from_the_code_above(page, own_server):
+    """Held keys' Enter skipped the parse up to the cursor (editor.js): at the end of a cell longer
+    than CodeMirror's first parse, it copied the line's indentation (6, inside a call) for a new
+    statement, and the cell failed with IndentationError (found by the learner review)."""
+    page.goto(f"{own_server(lambda handler: slow_editor(handler, 4))}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    index = 9
+    original = page.evaluate(f"window.pyodideCells.runtime.cells[{index}].original")
+    assert len(original) > 3000 and original.rstrip("\n").endswith('"(block 0 should be shared)")')
+    code = page.locator("div.cell.pc-live").nth(index).locator(".cell_input pre").first
+    code.locator("span").filter(has_text="(block 0 should be shared)").last.click()
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("y = 2")
+    assert page.evaluate(f"window.pyodideCells.runtime.cells[{index}].editor") is None  # still loading
+    page.wait_for_function(f"window.pyodideCells.runtime.cells[{index}].code.includes('y = 2')", timeout=TIMEOUT)
+    lines = page.evaluate(f"window.pyodideCells.runtime.cells[{index}].code").rstrip("\n").split("\n")
+    assert lines[-1] == "y = 2", lines[-3:]

@@ -106,16 +106,15 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
 // parses up to the cursor, then lets the bindings below handle the key. A
 // cell's code parses in milliseconds; the budget bounds a pathological one.
 const ENTER_PARSE_BUDGET_MS = 500;
-const parseBeforeEnter = Prec.highest(keymap.of([{
-  key: "Enter",
-  run: (view) => {
-    const upto = Math.max(...view.state.selection.ranges.map((range) => range.to));
-    if (syntaxTree(view.state).length < upto && ensureSyntaxTree(view.state, upto, ENTER_PARSE_BUDGET_MS)) {
-      view.dispatch({}); // the state takes the tree just parsed
-    }
-    return false;
-  },
-}]));
+/** Brings the syntax tree up to the cursor; returns false (a key binding that hands the key on). @param {EditorView} view */
+function parseUpToCursor(view) {
+  const upto = Math.max(...view.state.selection.ranges.map((range) => range.to));
+  if (syntaxTree(view.state).length < upto && ensureSyntaxTree(view.state, upto, ENTER_PARSE_BUDGET_MS)) {
+    view.dispatch({}); // the state takes the tree just parsed
+  }
+  return false;
+}
+const parseBeforeEnter = Prec.highest(keymap.of([{ key: "Enter", run: parseUpToCursor }]));
 
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
@@ -183,7 +182,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
 
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
-  Enter: insertNewlineAndIndent,
+  Enter: (view) => parseUpToCursor(view) || insertNewlineAndIndent(view), // held keys: as parseBeforeEnter
   Tab: indentMore,
   "Shift+Tab": indentLess,
   Backspace: deleteCharBackward,
