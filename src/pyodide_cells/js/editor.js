@@ -106,15 +106,15 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
 // parses up to the cursor, then lets the bindings below handle the key. A
 // cell's code parses in milliseconds; the budget bounds a pathological one.
 const ENTER_PARSE_BUDGET_MS = 500;
-/** Brings the syntax tree up to the cursor; returns false (a key binding that hands the key on). @param {EditorView} view */
+/** Brings the syntax tree up to the cursor. @param {EditorView} view */
 function parseUpToCursor(view) {
   const upto = Math.max(...view.state.selection.ranges.map((range) => range.to));
   if (syntaxTree(view.state).length < upto && ensureSyntaxTree(view.state, upto, ENTER_PARSE_BUDGET_MS)) {
     view.dispatch({}); // the state takes the tree just parsed
   }
-  return false;
 }
-const parseBeforeEnter = Prec.highest(keymap.of([{ key: "Enter", run: parseUpToCursor }]));
+// Returns false: the key goes on to Enter's own bindings.
+const parseBeforeEnter = Prec.highest(keymap.of([{ key: "Enter", run: (view) => (parseUpToCursor(view), false) }]));
 
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
@@ -182,7 +182,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
 
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
-  Enter: (view) => parseUpToCursor(view) || insertNewlineAndIndent(view), // held keys: as parseBeforeEnter
+  Enter: (view) => (parseUpToCursor(view), insertNewlineAndIndent(view)), // as parseBeforeEnter, then Enter
   Tab: indentMore,
   "Shift+Tab": indentLess,
   Backspace: deleteCharBackward,
