@@ -176,6 +176,40 @@ def test_enter_after_a_statement_that_ends_the_block_dedents(page, base_url, sta
     assert active_line(page, 0) == " " * 8, "the block ended: the next line belongs to the enclosing one"
 
 
+def test_enter_before_the_bracket_the_editor_closed_lines_up_with_the_contents(page, base_url):
+    """Typing `max(1,` leaves the bracket the editor closed after the cursor; Enter took it
+    down and lined the new line up with the `(` (CodeMirror's rule for a line that starts
+    with a closing bracket), so the learner's next argument sat a column short of the
+    first. Found by a learner review."""
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    page.keyboard.type("total = max(1,")
+    assert caret(page, 0) == ("total = max(1,)", len("total = max(1,")), "the editor closed the bracket"
+    page.keyboard.press("Enter")
+    column = len("total = max(")
+    assert caret(page, 0) == (" " * column + ")", column), "under the 1, with the bracket still after the cursor"
+    page.keyboard.type("2)")  # the learner closes the call: the editor steps over its own bracket
+    page.keyboard.press("Enter")
+    page.keyboard.type("print(total * 10)")
+    assert lines(page, 0) == ["total = max(1,", " " * column + "2)", "print(total * 10)"]
+    before = runs(page, 0)
+    page.keyboard.press("Control+Enter")
+    wait_runs(page, 0, before + 1)
+    assert cell(page, 0).locator(".cell_output").inner_text().strip() == "20"
+
+    # Not in a call: a list's next item goes one level in, not under the `[`'s line.
+    empty_editor(page, 0)
+    page.keyboard.type("xs = [")
+    page.keyboard.press("Enter")  # right after the opening bracket: the `]` goes below
+    page.keyboard.type("1,")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Home")
+    page.keyboard.press("Backspace")  # the learner joins the `]` to the line above
+    assert caret(page, 0) == (" " * UNIT + "1,]", UNIT + 2)
+    page.keyboard.press("Enter")
+    assert caret(page, 0) == (" " * UNIT + "]", UNIT)
+
+
 def test_tab_and_shift_tab_indent_by_four_one_line_or_a_selection(page, base_url):
     open_page(page, base_url, "micrograd")
     empty_editor(page, 0)
@@ -318,3 +352,28 @@ def test_enter_indents_from_the_code_above_at_the_end_of_a_long_cell_on_a_slow_p
     page.keyboard.type("return 1")
     page.keyboard.press("Enter")
     assert active_line(page, index) == "", "the block ended: the next line is the module's"
+
+
+@pytest.mark.parametrize("block", [
+    [("try:", 0), ("n = int('7')", 4), ("except ValueError:", 0), ("n = 0", 4), ("finally:", 0), ("print('n is', n)", 4)],
+    [("if len('ab') > 1:", 0), ("print('long')", 4), ("elif len('ab'):", 0), ("print('short')", 4), ("else:", 0), ("pass", 4)],
+])
+def test_else_and_except_go_back_a_level_as_typed_at_the_end_of_a_long_cell_on_a_slow_phone(phone_page, base_url, block):
+    """`else:`, `elif `, `except `, `finally:` move their line back a level as they are typed
+    (CodeMirror's indentOnInput), from the syntax tree, which at the end of a long cell on a
+    slow CPU had not been parsed that far: the line stayed in the block above (a
+    SyntaxError). Found by a learner review, as for Enter above."""
+    page = phone_page
+    open_page(page, base_url, "paged_attention")
+    index = cell_index("paged_attention.md", tag="exercise", n=1)
+    editor(page, index).click()
+    assert len("\n".join(lines(page, index))) > 2000, "a long cell"
+    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    page.keyboard.press("Control+End")
+    for text, indent in block:
+        page.keyboard.press("Enter")
+        if indent < len(active_line(page, index)):
+            # Where a learner types a block's next clause: Enter leaves the line in the block.
+            assert text.startswith(("except", "elif", "else", "finally")), (text, active_line(page, index))
+        page.keyboard.type(text)
+        assert active_line(page, index) == " " * indent + text, f"{text!r} moved to column {indent}"

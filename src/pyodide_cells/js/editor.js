@@ -11,7 +11,7 @@ import {
   EditorView, keymap, lineNumbers, highlightActiveLineGutter, highlightSpecialChars, drawSelection,
   dropCursor, highlightActiveLine, Decoration, ViewPlugin,
 } from "@codemirror/view";
-import { EditorState, Prec, RangeSetBuilder } from "@codemirror/state";
+import { EditorSelection, EditorState, Prec, RangeSetBuilder } from "@codemirror/state";
 import {
   history, defaultKeymap, historyKeymap, indentWithTab, indentMore, indentLess, insertNewlineAndIndent,
   deleteCharBackward, deleteCharForward,
@@ -22,7 +22,8 @@ import {
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
 import {
-  HighlightStyle, bracketMatching, ensureSyntaxTree, indentOnInput, indentService, indentUnit, syntaxHighlighting, syntaxTree,
+  HighlightStyle, IndentContext, bracketMatching, ensureSyntaxTree, getIndentation, indentOnInput, indentService, indentString,
+  indentUnit, syntaxHighlighting, syntaxTree,
 } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 
@@ -99,22 +100,65 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
   return open ? undefined : Math.max(0, cx.lineIndent(line.from) - cx.unit);
 });
 
-// Enter takes the new line's indentation from the syntax tree, which
-// CodeMirror parses in the background, a slice at a time; where the tree does
-// not reach the cursor yet (a slow phone, a long cell) it copies the line's
-// own indentation instead: inside an open bracket, column 0. So Enter first
-// parses up to the cursor, then lets the bindings below handle the key. A
-// cell's code parses in milliseconds; the budget bounds a pathological one.
-const ENTER_PARSE_BUDGET_MS = 500;
-/** Brings the syntax tree up to the cursor. @param {EditorView} view */
-function parseUpToCursor(view) {
-  const upto = Math.max(...view.state.selection.ranges.map((range) => range.to));
-  if (syntaxTree(view.state).length < upto && ensureSyntaxTree(view.state, upto, ENTER_PARSE_BUDGET_MS)) {
-    view.dispatch({}); // the state takes the tree just parsed
+// Every indentation CodeMirror works out (Enter's, and a line's as `else:` or
+// `except` is typed) comes from the syntax tree, which CodeMirror parses in the
+// background, a slice at a time, and again after each change within a small
+// budget. Where the tree does not reach the line yet (a slow phone, the end of
+// a long cell) it gives up: Enter copied the line's own indentation (column 0
+// inside an open bracket) and `else:` stayed in the block above. So a lookup
+// past the end of the tree first parses up to it, and asks again of a state
+// that holds the longer tree (a state's tree is fixed when the state is made;
+// an empty update makes one that takes the parse). A cell's code parses in
+// milliseconds; the budget bounds a pathological one. The lookup asked again
+// keeps the first one's options (a simulated line break: Enter's), which
+// CodeMirror's typings mark internal; the lockfile pins the version.
+const INDENT_PARSE_BUDGET_MS = 500;
+const indentFromParsedTree = Prec.highest(indentService.of((cx, pos) => {
+  if (syntaxTree(cx.state).length >= pos || !ensureSyntaxTree(cx.state, pos, INDENT_PARSE_BUDGET_MS)) return undefined;
+  const { options } = /** @type {IndentContext & {options: ConstructorParameters<typeof IndentContext>[1]}} */ (cx);
+  return getIndentation(new IndentContext(cx.state.update({}).state, options), pos);
+}));
+
+// Enter right before the bracket the editor closed (`max(1,|)`) takes the
+// bracket down with the cursor, and CodeMirror lines a line that starts with
+// a closing bracket up with the opening one: the learner's next argument
+// would start under the `(`, a column short of the first. Here the new line
+// gets the indentation of the bracket's contents, as if the closing bracket
+// were not there (CodeMirror's "double break"), and the bracket stays after
+// the cursor. Right after the opening bracket (`f(|)`) is CodeMirror's own
+// case: the bracket goes on a line of its own below.
+const CLOSING_AHEAD = /^[ \t]*[)\]}]/;
+const OPENING_BEHIND = /[(\[{][ \t]*$/;
+/** @param {EditorView} view @returns {boolean} whether it made the new line */
+function newlineBeforeClosingBracket(view) {
+  const { state } = view;
+  const ahead = state.selection.ranges.every((range) => {
+    const line = state.doc.lineAt(range.head);
+    return range.empty && CLOSING_AHEAD.test(line.text.slice(range.head - line.from))
+      && !OPENING_BEHIND.test(line.text.slice(0, range.head - line.from));
+  });
+  if (!ahead) return false;
+  /** @type {number[]} */
+  const columns = [];
+  for (const range of state.selection.ranges) {
+    const column = getIndentation(new IndentContext(state, { simulateBreak: range.head, simulateDoubleBreak: true }), range.head);
+    if (column == null) return false;
+    columns.push(column);
   }
+  let i = 0;
+  view.dispatch(state.update(state.changeByRange((range) => {
+    const line = state.doc.lineAt(range.head);
+    let from = range.head;
+    while (from > line.from && /[ \t]/.test(line.text[from - line.from - 1])) from--; // no spaces left at the end of the line
+    let to = range.head;
+    while (/[ \t]/.test(line.text[to - line.from] ?? "")) to++;
+    const insert = "\n" + indentString(state, columns[i++]);
+    return { changes: { from, to, insert }, range: EditorSelection.cursor(from + insert.length) };
+  }), { scrollIntoView: true, userEvent: "input" }));
+  return true;
 }
-// Returns false: the key goes on to Enter's own bindings.
-const parseBeforeEnter = Prec.highest(keymap.of([{ key: "Enter", run: (view) => (parseUpToCursor(view), false) }]));
+
+const enterBeforeClosingBracket = Prec.highest(keymap.of([{ key: "Enter", run: newlineBeforeClosingBracket }]));
 
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
@@ -136,7 +180,8 @@ const editorSetup = [
   EditorState.allowMultipleSelections.of(true),
   indentOnInput(),
   dedentAfterBlockExit,
-  parseBeforeEnter,
+  indentFromParsedTree,
+  enterBeforeClosingBracket,
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),
@@ -182,7 +227,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
 
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
 const KEY_COMMANDS = {
-  Enter: (view) => (parseUpToCursor(view), insertNewlineAndIndent(view)), // as parseBeforeEnter, then Enter
+  Enter: (view) => newlineBeforeClosingBracket(view) || insertNewlineAndIndent(view), // as the keymap does
   Tab: indentMore,
   "Shift+Tab": indentLess,
   Backspace: deleteCharBackward,
