@@ -163,15 +163,21 @@ def test_enter_after_a_colon_indents_by_four(page, base_url):
     assert active_line(page, 0) == " " * 4
 
 
-@pytest.mark.parametrize("statement", ["pass", "return x"])
+@pytest.mark.parametrize("statement", ["pass", "return x", "return max(x,\n1)", "raise ValueError(\n'x')"])
 def test_enter_after_a_statement_that_ends_the_block_dedents(page, base_url, statement):
+    """Also after a statement that spans lines (the learner closes its bracket: the
+    editor steps over the one it closed); that one stayed in the block."""
     open_page(page, base_url, "micrograd")
     empty_editor(page, 0)
     for line in ("def f(x):", "if x:", "if x:"):
         page.keyboard.type(line)
         page.keyboard.press("Enter")
     assert active_line(page, 0) == " " * 12
-    page.keyboard.type(statement)
+    for n, line in enumerate(statement.split("\n")):
+        if n:
+            page.keyboard.press("Enter")
+        page.keyboard.type(line)
+    assert caret(page, 0)[1] == len(caret(page, 0)[0]), "the cursor is at the end of the statement"
     page.keyboard.press("Enter")
     assert active_line(page, 0) == " " * 8, "the block ended: the next line belongs to the enclosing one"
 

@@ -82,10 +82,12 @@ function hangingIndents(view, columnsOf) {
 }
 
 // Enter after a statement that ends its block (pass, return, raise, break,
-// continue) goes back one level, as IDLE, VS Code and PyCharm do: a line
-// after it in the same block would never run. Only for Enter (a simulated
-// break after the whole statement); a statement still open (an unclosed
-// bracket or string: a parse error in it) is left to the syntax's rules.
+// continue) goes back one level from the statement's first line, as IDLE,
+// VS Code and PyCharm do: a line after it in the same block would never run.
+// Also after the last line of one that spans lines (`return max(a,` / `b)`).
+// Only for Enter (a simulated break after the whole statement); a statement
+// still open (an unclosed bracket or string: a parse error in it) is left to
+// the syntax's rules.
 const BLOCK_EXIT = /^(Pass|Break|Continue|Return|Raise)Statement$/;
 const dedentAfterBlockExit = indentService.of((cx, pos) => {
   if (cx.simulatedBreak !== pos) return undefined;
@@ -93,11 +95,11 @@ const dedentAfterBlockExit = indentService.of((cx, pos) => {
   const start = line.from + /^\s*/.exec(line.text)[0].length;
   const tree = syntaxTree(cx.state);
   let node = tree.resolveInner(start, 1);
-  while (node && !(BLOCK_EXIT.test(node.name) && node.from === start)) node = node.parent;
+  while (node && !BLOCK_EXIT.test(node.name)) node = node.parent;
   if (!node || node.to > pos) return undefined;
   let open = false;
   tree.iterate({ from: node.from, to: node.to, enter: (n) => { if (n.type.isError) open = true; } });
-  return open ? undefined : Math.max(0, cx.lineIndent(line.from) - cx.unit);
+  return open ? undefined : Math.max(0, cx.lineIndent(node.from) - cx.unit);
 });
 
 // Every indentation CodeMirror works out (Enter's, and a line's as `else:` or
