@@ -690,3 +690,19 @@ def test_enter_typed_while_codemirror_loads_indents_from_the_code_above(page, ow
     page.wait_for_function(f"window.pyodideCells.runtime.cells[{index}].code.includes('y = 2')", timeout=TIMEOUT)
     lines = page.evaluate(f"window.pyodideCells.runtime.cells[{index}].code").rstrip("\n").split("\n")
     assert lines[-1] == "y = 2", lines[-3:]
+
+
+def test_a_bracket_typed_in_a_string_while_codemirror_loads_is_not_closed(page, own_server):
+    """The held keys close brackets as the editor does: in code, not in a string."""
+    page.goto(f"{own_server(lambda handler: slow_editor(handler, 4))}/paged_attention.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    index = 9
+    code = page.locator("div.cell.pc-live").nth(index).locator(".cell_input pre").first
+    code.locator("span").filter(has_text="(block 0 should be shared)").last.click()
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.type('s = "f(x" + str([1')
+    assert page.evaluate(f"window.pyodideCells.runtime.cells[{index}].editor") is None  # still loading
+    page.wait_for_function(f"window.pyodideCells.runtime.cells[{index}].code.includes('str([1')", timeout=TIMEOUT)
+    last = page.evaluate(f"window.pyodideCells.runtime.cells[{index}].code").rstrip("\n").split("\n")[-1]
+    assert last == 's = "f(x" + str([1])', last

@@ -216,6 +216,27 @@ def test_enter_before_the_bracket_the_editor_closed_lines_up_with_the_contents(p
     assert caret(page, 0) == (" " * UNIT + "]", UNIT)
 
 
+def test_a_bracket_typed_in_a_string_or_a_comment_is_not_closed(page, base_url):
+    """`s = "f(x"` came out `s = "f(x")`: the bracket the editor closed stayed after the quote,
+    a SyntaxError (found by the learner review). In code, and in an f-string's braces, brackets
+    still close themselves (the learner's own closing bracket steps over them)."""
+    open_page(page, base_url, "micrograd")
+    empty_editor(page, 0)
+    want = ['s = "f(x"', "# see g(y", 'print(s, f"{len(s)}", [1])']
+    for n, line in enumerate(want):
+        if n:
+            page.keyboard.press("Enter")
+        page.keyboard.type(line)
+    assert lines(page, 0) == want
+    before = runs(page, 0)
+    page.keyboard.press("Control+Enter")
+    wait_runs(page, 0, before + 1)
+    assert cell(page, 0).locator(".cell_output").inner_text().strip() == "f(x 3 [1]"
+    page.keyboard.press("Enter")
+    page.keyboard.type("print(")
+    assert caret(page, 0) == ("print()", len("print(")), "in code the bracket closes itself"
+
+
 def test_tab_and_shift_tab_indent_by_four_one_line_or_a_selection(page, base_url):
     open_page(page, base_url, "micrograd")
     empty_editor(page, 0)

@@ -162,6 +162,35 @@ function newlineBeforeClosingBracket(view) {
 
 const enterBeforeClosingBracket = Prec.highest(keymap.of([{ key: "Enter", run: newlineBeforeClosingBracket }]));
 
+// Brackets close themselves in code, not in text: typed in a string or a
+// comment (`s = "f(x"`), the bracket the editor closed was left over after
+// the quote (`s = "f(x")`, a SyntaxError). An f-string's replacement fields
+// (`f"{len(s)}"`) are code. A string is text up to its closing quote; one
+// not closed yet runs to the end of its line, cursor included.
+const TEXT_NODES = new Set(["String", "FormatString", "Comment"]);
+/**
+ * Whether `text` typed at `pos` is an opening bracket inside a string or a comment.
+ * @param {EditorState} state @param {number} pos @param {string} text
+ */
+function openingBracketInText(state, pos, text) {
+  if (text.length !== 1 || !"([{".includes(text)) return false;
+  const tree = ensureSyntaxTree(state, pos, INDENT_PARSE_BUDGET_MS) ?? syntaxTree(state);
+  for (let node = tree.resolveInner(pos, -1); node; node = node.parent) {
+    if (node.name === "FormatReplacement") return false;
+    if (!TEXT_NODES.has(node.name)) continue;
+    if (node.to > pos || node.name === "Comment") return true;
+    const literal = state.sliceDoc(node.from, node.to).replace(/^[A-Za-z]*/, "");
+    const quote = /^('''|"""|'|")/.exec(literal)?.[0] ?? "";
+    return !(literal.length >= 2 * quote.length && literal.endsWith(quote)); // not closed: the cursor is in it
+  }
+  return false;
+}
+const noClosingBracketInText = Prec.highest(EditorView.inputHandler.of((view, from, to, text, insert) => {
+  if (!openingBracketInText(view.state, from, text)) return false;
+  view.dispatch(insert()); // as typed, without closeBrackets
+  return true;
+}));
+
 // CodeMirror's basicSetup without what a short notebook cell does not need and
 // the page pays for in bytes: the search panel (Ctrl+F stays the browser's find),
 // word completion, the lint and fold gutters. Tab indents and Shift+Tab
@@ -184,6 +213,7 @@ const editorSetup = [
   dedentAfterBlockExit,
   indentFromParsedTree,
   enterBeforeClosingBracket,
+  noClosingBracketInText,
   bracketMatching(),
   closeBrackets(),
   highlightActiveLine(),
@@ -258,7 +288,7 @@ const KEY_COMMANDS = {
  * what a learner typed after clicking the code, while this module loaded.
  * An entry is {text} (a character, or pasted text), {key} (a key of
  * KEY_COMMANDS) or {key: "Cut", from, to} (the characters Ctrl+X took). A
- * typed bracket or quote is closed as the editor would.
+ * typed bracket is closed as the editor would (in code, not in a string).
  */
 /**
  * @param {EditorView} view
@@ -276,7 +306,8 @@ export function typeKeys(view, entries) {
       KEY_COMMANDS[key]?.(view);
       continue;
     }
-    const bracket = text.length === 1 ? insertBracket(view.state, text) : null;
+    const head = view.state.selection.main.head;
+    const bracket = text.length === 1 && !openingBracketInText(view.state, head, text) ? insertBracket(view.state, text) : null;
     view.dispatch(bracket || { ...view.state.replaceSelection(text), userEvent: "input.type", scrollIntoView: true });
   }
 }
