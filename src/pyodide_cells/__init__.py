@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 def setup(app: Sphinx) -> dict[str, Any]:
     # Imported here, not with the package: `python -m pyodide_cells.serve` needs
     # the standard library only, not Sphinx.
-    from . import assets, code_lines, hints, katex_socket, pages, precompress, publish, transforms
+    from . import assets, code_lines, fonts, hints, katex_socket, pages, precompress, publish, transforms
 
     app.add_config_value("pyodide_cells_node_modules", "node_modules", "env", str)
     app.add_config_value("pyodide_cells_project_root", ".", "env", str)
@@ -34,6 +34,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     hints.setup(app)
     assets.setup(app)
     pages.setup(app)
+    fonts.setup(app)
     publish.setup(app)
     precompress.setup(app)
     # Every page: equations are on the landing page too, and the sidebar and the

@@ -185,3 +185,23 @@ def test_a_failing_check_offers_its_hints_one_at_a_time(page, base_url, artifact
     run_and_wait(page, exercise)
     assert check_by_name(page)["Output gradient"] == "passed"
     assert item.locator(".pc-hints").is_hidden()
+
+
+FONT_FILE = """f => f.family + '-' + ({'700 italic': 'BoldItalic', '700 normal': 'Bold', '400 italic': 'Italic'}[f.weight + ' ' + f.style] || 'Regular') + '.woff2'"""
+
+
+@pytest.mark.parametrize("name", ["index", "micrograd", "online_softmax", "paged_attention", "runtime"])
+def test_each_page_asks_for_the_katex_fonts_its_equations_use_from_its_head(page, base_url, name):
+    """A web font found only as the page is laid out restyles the whole page when it arrives: on
+    the online softmax lab (28,000 elements) the late KaTeX_Caligraphic held up the first output.
+    Each page preloads, from <head>, exactly the fonts its text uses: none late, none unused
+    (which Chromium would report)."""
+    page.goto(f"{base_url}/{name}.html")
+    page.wait_for_load_state("load")
+    page.wait_for_function("document.fonts.status === 'loaded'", timeout=TIMEOUT)
+    used = page.evaluate(f"[...document.fonts].filter(f => f.status === 'loaded').map({FONT_FILE})")
+    head = page.eval_on_selector_all("head link[rel=preload][as=font]", "ls => ls.map(l => l.href.split('/').pop())")
+    assert "KaTeX_Main-Regular.woff2" in used and "KaTeX_Math-Italic.woff2" in used
+    assert sorted(head) == sorted(used)
+    if name == "online_softmax":
+        assert "KaTeX_Caligraphic-Regular.woff2" in head

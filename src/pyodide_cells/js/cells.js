@@ -162,9 +162,13 @@ function main() {
   } else cells.forEach((c) => c.ensureEditor().catch(() => {}));
   upgradeGraphs(document);
   // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).
-  for (const pre of document.querySelectorAll("div.highlight pre")) {
-    if (pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
-  }
+  // Once the first runs are done: measuring them lays the whole page out, which
+  // here, before Python's first answer, held that answer up.
+  afterStartup(() => {
+    for (const pre of document.querySelectorAll("div.highlight pre")) {
+      if (pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
+    }
+  });
   performance.mark("pyodide-cells:main-end");
 
   /**
