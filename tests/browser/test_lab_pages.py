@@ -205,3 +205,20 @@ def test_each_page_asks_for_the_katex_fonts_its_equations_use_from_its_head(page
     assert sorted(head) == sorted(used)
     if name == "online_softmax":
         assert "KaTeX_Caligraphic-Regular.woff2" in head
+
+
+def test_code_blocks_that_scroll_sideways_on_a_phone_are_reached_with_the_keyboard(phone_page, base_url):
+    """WCAG 2.1.1: a code block wider than the phone scrolls sideways, so Tab must reach it. The
+    runtime marks them once the page's first runs are done (measuring them lays the page out)."""
+    page = phone_page
+    open_page(page, base_url, "online_softmax")
+    page.evaluate("window.pyodideCells.idle()")
+    page.wait_for_function(
+        """() => {
+            const wide = [...document.querySelectorAll('div.highlight pre')].filter(p => p.scrollWidth > p.clientWidth + 1);
+            return wide.length > 0 && wide.every(p => p.getAttribute('tabindex') === '0');
+        }""",
+        timeout=TIMEOUT,
+    )
+    narrow = page.evaluate("[...document.querySelectorAll('div.highlight pre')].filter(p => p.scrollWidth <= p.clientWidth + 1 && p.hasAttribute('tabindex')).length")
+    assert narrow == 0, "only the blocks that scroll are made focusable"

@@ -181,7 +181,11 @@ function openingBracketInText(state, pos, text) {
     if (node.to > pos || node.name === "Comment") return true;
     const literal = state.sliceDoc(node.from, node.to).replace(/^[A-Za-z]*/, "");
     const quote = /^('''|"""|'|")/.exec(literal)?.[0] ?? "";
-    return !(literal.length >= 2 * quote.length && literal.endsWith(quote)); // not closed: the cursor is in it
+    const body = literal.slice(quote.length);
+    // Closed by its quote, unless a backslash escapes that (`"a\"` is still open).
+    const closed = quote !== "" && body.length >= quote.length && body.endsWith(quote)
+      && !/(^|[^\\])(\\\\)*\\$/.test(body.slice(0, -quote.length));
+    return !closed; // not closed: the cursor is in it
   }
   return false;
 }
