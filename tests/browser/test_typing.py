@@ -218,11 +218,12 @@ def test_enter_before_the_bracket_the_editor_closed_lines_up_with_the_contents(p
 
 def test_a_bracket_typed_in_a_string_or_a_comment_is_not_closed(page, base_url):
     """`s = "f(x"` came out `s = "f(x")`: the bracket the editor closed stayed after the quote,
-    a SyntaxError (found by the learner review). In code, and in an f-string's braces, brackets
-    still close themselves (the learner's own closing bracket steps over them)."""
+    a SyntaxError (found by the learner review; an f-string's format spec, `{s:(^7}`, by the
+    next). In code, and in an f-string's braces before a spec, brackets still close themselves
+    (the learner's own closing bracket steps over them)."""
     open_page(page, base_url, "micrograd")
     empty_editor(page, 0)
-    want = ['s = "f(x"', "# see g(y", 'u = "q\\"(" + s', 'print(s, u, f"{len(s)}", [1])']
+    want = ['s = "f(x"', "# see g(y", 'u = "q\\"(" + s', 'v = f"{s:(^7}"', 'print(s, u, v, f"{len(s)}", [1])']
     for n, line in enumerate(want):
         if n:
             page.keyboard.press("Enter")
@@ -231,7 +232,7 @@ def test_a_bracket_typed_in_a_string_or_a_comment_is_not_closed(page, base_url):
     before = runs(page, 0)
     page.keyboard.press("Control+Enter")
     wait_runs(page, 0, before + 1)
-    assert cell(page, 0).locator(".cell_output").inner_text().strip() == 'f(x q"(f(x 3 [1]'
+    assert cell(page, 0).locator(".cell_output").inner_text().strip() == 'f(x q"(f(x ((f(x(( 3 [1]'
     page.keyboard.press("Enter")
     page.keyboard.type("print(")
     assert caret(page, 0) == ("print()", len("print(")), "in code the bracket closes itself"

@@ -17,7 +17,8 @@ import {
   deleteCharBackward, deleteCharForward,
   cursorCharLeft, cursorCharRight, cursorLineUp, cursorLineDown, cursorLineBoundaryBackward,
   cursorLineBoundaryForward, selectCharLeft, selectCharRight, selectLineUp, selectLineDown,
-  selectLineBoundaryBackward, selectLineBoundaryForward, selectAll, undo, redo,
+  selectLineBoundaryBackward, selectLineBoundaryForward, selectAll, undo, redo, cursorDocStart, cursorDocEnd,
+  selectDocStart, selectDocEnd,
 } from "@codemirror/commands";
 import { closeBrackets, closeBracketsKeymap, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
@@ -165,8 +166,8 @@ const enterBeforeClosingBracket = Prec.highest(keymap.of([{ key: "Enter", run: n
 // Brackets close themselves in code, not in text: typed in a string or a
 // comment (`s = "f(x"`), the bracket the editor closed was left over after
 // the quote (`s = "f(x")`, a SyntaxError). An f-string's replacement fields
-// (`f"{len(s)}"`) are code. A string is text up to its closing quote; one
-// not closed yet runs to the end of its line, cursor included.
+// (`f"{len(s)}"`) are code, up to a format spec. A string is text up to its
+// closing quote; one not closed yet runs to the end of its line, cursor included.
 const TEXT_NODES = new Set(["String", "FormatString", "Comment"]);
 /**
  * Whether `text` typed at `pos` is an opening bracket inside a string or a comment.
@@ -177,6 +178,7 @@ function openingBracketInText(state, pos, text) {
   const tree = ensureSyntaxTree(state, pos, INDENT_PARSE_BUDGET_MS) ?? syntaxTree(state);
   for (let node = tree.resolveInner(pos, -1); node; node = node.parent) {
     if (node.name === "FormatReplacement") return false;
+    if (node.name === "FormatSpec") return true; // `f"{x:(^9}"`: after the colon, text again
     if (!TEXT_NODES.has(node.name)) continue;
     if (node.to > pos || node.name === "Comment") return true;
     const literal = state.sliceDoc(node.from, node.to).replace(/^[A-Za-z]*/, "");
@@ -280,6 +282,10 @@ const KEY_COMMANDS = {
   "Shift+ArrowDown": selectLineDown,
   "Shift+Home": selectLineBoundaryBackward,
   "Shift+End": selectLineBoundaryForward,
+  DocHome: cursorDocStart,
+  DocEnd: cursorDocEnd,
+  "Shift+DocHome": selectDocStart,
+  "Shift+DocEnd": selectDocEnd,
   "Shift+Backspace": deleteCharBackward,
   "Shift+Delete": deleteCharForward,
   SelectAll: selectAll,

@@ -38,7 +38,8 @@ function textOffset(/** @type {Node} */ element, /** @type {Node} */ node, /** @
 // first use may have to load CodeMirror): held back from the page, then typed
 // into the editor, so nothing typed is lost. Entries are {text} (characters,
 // a paste), {key} (an editing key: Enter, Backspace, Delete, arrows, Home,
-// End; SelectAll, Undo and Redo for Ctrl/Cmd+A, Z, Shift+Z and Y; Cut, with
+// End; DocHome and DocEnd for Ctrl/Cmd+Home and End; SelectAll, Undo and Redo
+// for Ctrl/Cmd+A, Z, Shift+Z and Y; Cut, with
 // the characters it takes, for Ctrl/Cmd+X) or
 // {run: "run" | "run-next"} (Ctrl/Cmd+Enter, Shift+Enter). Focus or a
 // click going outside the cell ends the hold (`left`): keys then go where the
@@ -95,6 +96,7 @@ export class KeyHold {
         document.execCommand("copy");
       } else if (shortcut && ((key === "z" && event.shiftKey) || key === "y")) entry = { key: "Redo" };
       else if (shortcut && key === "z") entry = { key: "Undo" };
+      else if (shortcut && (event.key === "Home" || event.key === "End")) entry = { key: `${event.shiftKey ? "Shift+" : ""}Doc${event.key}` };
       else if (shortcut) return; // Ctrl+V arrives as a paste event, Ctrl+C copies what is selected
       else if (event.key.length === 1) entry = { text: event.key }; // Option/AltGr characters too
       else if (HELD_KEYS.has(event.key)) entry = { key: event.shiftKey && event.key !== "Enter" ? `Shift+${event.key}` : event.key };
