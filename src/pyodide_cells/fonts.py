@@ -35,7 +35,7 @@ def font_rules(css: str) -> list[tuple[frozenset[str], str]]:
     """The fonts KaTeX's stylesheet ``css`` sets, as (classes that select one, its woff2 file).
 
     A rule's selector list is split at commas; the classes of each selector's
-    last compound (``.delimsizing.size1``; ``.delim-size1`` for
+    last compound that names a class (``.delimsizing.size1``; ``.delim-size1`` for
     ``.delim-size1>span``) must all be on one element. The face is found by
     family, weight (default 400) and style (default normal) among the
     ``@font-face`` rules; the base ``.katex`` rule (``font:`` shorthand) gives
@@ -63,16 +63,15 @@ def font_rules(css: str) -> list[tuple[frozenset[str], str]]:
             continue
         weight = _declared(body, "font-weight") or "400"
         style = _declared(body, "font-style") or "normal"
-        woff2 = faces.get((family, "700" if weight == "bold" else weight, style))
+        woff2 = faces.get((family, weight, style))
         if woff2 is None:
             continue
         for selector in selectors.split(","):
-            last = re.split(r"[\s>+~]+", selector.strip())[-1]
-            classes = frozenset(re.findall(r"\.([\w-]+)", last))
-            if last == "span":  # `.delim-size1>span`: the class is on the parent
-                classes = frozenset(re.findall(r"\.([\w-]+)", re.split(r"[\s>+~]+", selector.strip())[-2]))
+            # The last compound that names a class (`.delim-size1>span`: the span's parent).
+            compounds = [set(re.findall(r"\.([\w-]+)", c)) for c in re.split(r"[\s>+~]+", selector.strip())]
+            classes = next((c for c in reversed(compounds) if c), None)
             if classes:
-                rules.append((classes, woff2))
+                rules.append((frozenset(classes), woff2))
     return rules
 
 

@@ -352,19 +352,25 @@ def test_a_long_indented_line_wraps_under_its_indentation_on_a_phone(phone_page,
     page.screenshot(path=str(artifacts_dir / "typing-hanging-indent-phone.png"), clip=cell(page, 0).bounding_box())
 
 
+def at_the_end_of_a_long_cell_on_a_slow_phone(page, base_url) -> int:
+    """Put the cursor at the end of paged attention's second exercise (over 2,000 characters)
+    with the CPU 6x slower (Chrome DevTools' "low-end mobile"); return the cell's index."""
+    open_page(page, base_url, "paged_attention")
+    index = cell_index("paged_attention.md", tag="exercise", n=1)
+    editor(page, index).click()
+    assert len("\n".join(lines(page, index))) > 2000, "a long cell"
+    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    page.keyboard.press("Control+End")
+    return index
+
+
 def test_enter_indents_from_the_code_above_at_the_end_of_a_long_cell_on_a_slow_phone(phone_page, base_url):
     """Enter's indentation comes from the syntax tree, which the editor parses
     in the background; on a slow CPU the tree had not reached the end of a long
     cell, and Enter copied the line's own indentation (column 0 inside an open
     bracket). CI, on a loaded machine, caught it at line 90 of a typed solution."""
     page = phone_page
-    open_page(page, base_url, "paged_attention")
-    index = cell_index("paged_attention.md", tag="exercise", n=1)
-    editor(page, index).click()
-    assert len("\n".join(lines(page, index))) > 2000, "a long cell"
-    # A phone's CPU: 6x slower than this machine's (Chrome DevTools' "low-end mobile").
-    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
-    page.keyboard.press("Control+End")
+    index = at_the_end_of_a_long_cell_on_a_slow_phone(page, base_url)
     page.keyboard.press("Enter")
     page.keyboard.type("print(1, 2,")
     page.keyboard.press("Delete")  # the bracket the editor closed
@@ -392,12 +398,7 @@ def test_else_and_except_go_back_a_level_as_typed_at_the_end_of_a_long_cell_on_a
     slow CPU had not been parsed that far: the line stayed in the block above (a
     SyntaxError). Found by a learner review, as for Enter above."""
     page = phone_page
-    open_page(page, base_url, "paged_attention")
-    index = cell_index("paged_attention.md", tag="exercise", n=1)
-    editor(page, index).click()
-    assert len("\n".join(lines(page, index))) > 2000, "a long cell"
-    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
-    page.keyboard.press("Control+End")
+    index = at_the_end_of_a_long_cell_on_a_slow_phone(page, base_url)
     for text, indent in block:
         page.keyboard.press("Enter")
         if indent < len(active_line(page, index)):
