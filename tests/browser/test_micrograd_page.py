@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from labs.autograd import build_neuron
 from labs.checks import doctest_blocks, run_blocks
@@ -162,9 +163,19 @@ def graph_svg_text(page):
 
 
 def test_build_time_outputs_show_before_python_runs(page, base_url):
+    held = []
+    page.route("**/pyodide.asm.wasm", lambda route: held.append(route))  # Python waits for the test
     open_lab(page, base_url, wait_ready=False)
-    assert "o  data = +0.70710678   grad = +0.00000000" in cell(page, EXERCISE).locator(".cell_output").inner_text()
-    assert "10 nodes · 9 edges" in cell(page, GRAPH).locator("figure.lab-graph figcaption").inner_text()
+    # The reader scrolls to each output: a section below the first screen is laid out as it comes
+    # near (content-visibility), and until then has no rendered text.
+    for index, baked in ((EXERCISE, "o  data = +0.70710678   grad = +0.00000000"), (GRAPH, "10 nodes · 9 edges")):
+        output = cell(page, index).locator(".cell_output, figure.lab-graph figcaption").last
+        output.scroll_into_view_if_needed()
+        expect(output).to_contain_text(baked, use_inner_text=True)
+    assert page.evaluate("document.documentElement.dataset.pyodideState") != "ready"  # all of it baked
+    for route in held:
+        route.continue_()
+    page.unroute("**/pyodide.asm.wasm")
     page.wait_for_function(READY, timeout=TIMEOUT)
     status = page.locator(".pc-runtime").inner_text()
     assert "Pyodide 0.26.2" in status and "ready" in status

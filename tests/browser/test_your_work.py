@@ -13,6 +13,7 @@ import sys
 
 import nbformat
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_micrograd_page import READY, TIMEOUT, check, editor, set_code
 from tests.pages import read_page, reference_solution, reference_solutions
@@ -103,7 +104,9 @@ def test_progress_shows_on_the_lab_the_landing_page_and_the_sidebar(page, base_u
     assert "pc-progress-done" in lab3.locator(".pc-progress").get_attribute("class")
 
     page.goto(f"{base_url}/{LAB}.html")
-    assert f"(last time: {CHECKS} / {CHECKS} passed)" in page.locator(".pc-checks-summary").inner_text()
+    summary = page.locator(".pc-checks-summary")
+    summary.scroll_into_view_if_needed()  # laid out as it comes near (content-visibility)
+    expect(summary).to_contain_text(f"(last time: {CHECKS} / {CHECKS} passed)", use_inner_text=True)
 
 
 def test_progress_made_in_one_tab_shows_in_another(two_tabs, base_url):
