@@ -206,10 +206,9 @@ def on_builder_inited(app: Sphinx) -> None:
         site_snapshot = make_snapshot(node_modules / "pyodide", static, wheel, bytecode, key)
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode, site_snapshot=site_snapshot)
     app.pyodide_cells_worker = versioned(static, "pyodide_cells/worker.js")
-    # What pages name by version (or inline: boot.js, sections.js): a change writes them all again.
+    # What pages name by version (or inline: boot.js): a change writes them all again.
     app.pyodide_cells_bundle = snapshot_key(
-        [ours / "cells.js", ours / "worker.js", ours / "cells.css", ours / "nav.js", static / "site.css",
-         HERE / "js" / "boot.js", HERE / "js" / "sections.js"]
+        [ours / "cells.js", ours / "worker.js", ours / "cells.css", ours / "nav.js", static / "site.css", HERE / "js" / "boot.js"]
     )
 
 

@@ -16,7 +16,6 @@ from .hints import page_hints
 
 
 BOOT_JS = (Path(__file__).parent / "js" / "boot.js").read_text()
-SECTIONS_JS = (Path(__file__).parent / "js" / "sections.js").read_text()
 
 
 def has_code_cells(doctree: nodes.document | None) -> bool:
@@ -72,7 +71,7 @@ def on_html_page_context(
     # The config and the boot script go into <head>, right after the meta tags
     # (the themes put page scripts at the end of <body>): the worker's request
     # leaves before the page's stylesheets and scripts queue up for connections.
-    boot = f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};\n{BOOT_JS}\n{SECTIONS_JS}"
+    boot = f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};\n{BOOT_JS}"
     context["metatags"] = context.get("metatags", "") + f"\n<script>{boot}</script>\n"
     # Added from html-page-context, these reach this page only (Sphinx >= 3.5).
     app.add_css_file("pyodide_cells/cells.css")

@@ -161,13 +161,10 @@ function main() {
     for (const cell of cells) if (!cell.editor) io.observe(cell.input);
   } else cells.forEach((c) => c.ensureEditor().catch(() => {}));
   upgradeGraphs(document);
-  // Once the first runs are done, the page is laid out whole (sections.js let
-  // the sections below the first screen wait till then): from here, where the
-  // reader is in pixels is where they are in the text, for a reload or Back.
-  // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1);
-  // measuring them lays the page out too.
+  // Code blocks that scroll sideways must be reachable by keyboard (WCAG 2.1.1).
+  // Once the first runs are done: measuring them lays the whole page out, which
+  // here, before Python's first answer, held that answer up.
   afterStartup(() => {
-    document.documentElement.removeAttribute("data-pc-lazy-sections");
     for (const pre of document.querySelectorAll("div.highlight pre")) {
       if (pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
     }
