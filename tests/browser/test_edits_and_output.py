@@ -694,6 +694,33 @@ def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which,
     assert grew == {}, grew
 
 
+def test_an_exercise_taller_than_the_phone_is_as_tall_in_its_editor_the_moment_it_is_made(phone_page, base_url):
+    """CodeMirror lays out only the lines within about a screen of the window and estimates the
+    rest (a long line as wrapped once more per line length, not under its indentation): the online
+    softmax lab's second exercise, 2,300 px on a phone, came out 137-306 px shorter where its
+    editor was made with only its top on the screen, and the text below moved up (a #link's
+    scroll, under way as the editor was made, then stopped that far past its heading)."""
+    page = phone_page
+    page.goto(f"{base_url}/online_softmax.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    page.evaluate("window.pyodideCells.idle()")
+    inputs = page.locator("div.cell.pc-live .cell_input")
+    heights = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    tallest = max(range(len(heights)), key=heights.__getitem__)
+    assert heights[tallest] > 2 * page.viewport_size["height"]
+    code = inputs.nth(tallest)
+    assert code.locator(".cm-editor").count() == 0
+    below = page.locator("div.cell.pc-live").nth(tallest).locator("xpath=following::h2[1]")
+    # The learner scrolls until the top of the exercise's code shows at the foot of the screen.
+    code.evaluate("e => window.scrollTo({top: e.getBoundingClientRect().top + scrollY - innerHeight + 200, behavior: 'instant'})")
+    under = below.evaluate("h => h.getBoundingClientRect().top")
+    code.locator(".cm-editor").wait_for(timeout=TIMEOUT)
+    page.evaluate(TWO_FRAMES)
+    made = code.evaluate("e => e.getBoundingClientRect().height")
+    assert abs(made - heights[tallest]) < 0.5, (heights[tallest], made)
+    assert abs(below.evaluate("h => h.getBoundingClientRect().top") - under) < 0.5
+
+
 # Resolves once the page has been idle (its editors are made in idle time).
 IDLE = "() => new Promise((r) => requestIdleCallback(() => requestIdleCallback(r)))"
 

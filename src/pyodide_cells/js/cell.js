@@ -101,8 +101,8 @@ export class Cell {
       pre.addEventListener("pointerdown", () => loadEditor().catch(() => {}), { once: true }); // a head start
       pre.addEventListener("click", (event) => this.clickedCode(pre, event));
     }
-    // Tab onto Run makes the editor (the next Tab goes into it), if its code is on the screen:
-    // CodeMirror lays out one made off the screen with estimates (see cells.js).
+    // Tab onto Run makes the editor (the next Tab goes into it), if its code is on the screen
+    // (as cells.js makes them).
     this.runButton.addEventListener("focus", () => this.page.afterStartup(() => {
       const box = this.input.getBoundingClientRect();
       if (box.bottom > 0 && box.top < innerHeight) this.ensureEditor().catch(() => {});

@@ -133,11 +133,9 @@ function main() {
     event.returnValue = "";
   });
 
-  // A cell's editor is made while the cell is on the screen. CodeMirror measures
-  // its lines only when it is in view: one made off the screen is laid out with
-  // its estimates (every line longer than 30 characters taken as wrapped), so it
-  // was up to half as tall again as the code it replaced, and shrank back when it
-  // came into view; the page below moved both times.
+  // A cell's editor is made while the cell is on the screen, where the learner
+  // may use it: made all at once, a long page's editors held up the main thread
+  // (and each measures every line once, editor.js).
   if ("IntersectionObserver" in window) {
     /** @type {Set<Cell>} */
     const onScreen = new Set();

@@ -244,7 +244,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
       { key: "Shift-Enter", run: () => (onRunNext(), true) },
     ]),
   );
-  return new EditorView({
+  const view = new EditorView({
     doc,
     parent,
     extensions: [
@@ -261,6 +261,34 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
       }),
     ],
   });
+  measureEveryLine(view);
+  return view;
+}
+
+/**
+ * Lays out and measures every line of a new editor once. CodeMirror lays out
+ * only the lines within about a screen of the window and estimates the rest (a
+ * line longer than its line length as wrapped, but not under its indentation,
+ * nor at word ends): on a phone an exercise taller than the screen came out
+ * hundreds of pixels shorter than the code it replaced, so the text below
+ * moved, and a #link's scroll, already under way, stopped short of its heading.
+ * The heights it measures it keeps. It does this itself to print (its
+ * `viewState.printing`; there is no public option); a cell is at most a few
+ * hundred lines.
+ * @param {EditorView} view
+ */
+function measureEveryLine(view) {
+  const internal = /** @type {{viewState?: {printing?: unknown}, measure?: unknown}} */ (/** @type {unknown} */ (view));
+  const state = internal.viewState;
+  const measure = internal.measure;
+  // Another CodeMirror without them: its estimates, as before.
+  if (!state || typeof state.printing !== "boolean" || typeof measure !== "function") return;
+  state.printing = true;
+  try {
+    measure.call(view);
+  } finally {
+    state.printing = false;
+  }
 }
 
 /** @type {{[key: string]: (view: EditorView) => boolean}} */
