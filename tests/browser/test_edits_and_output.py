@@ -721,6 +721,32 @@ def test_an_exercise_taller_than_the_phone_is_as_tall_in_its_editor_the_moment_i
     assert abs(below.evaluate("h => h.getBoundingClientRect().top") - under) < 0.5
 
 
+def test_editors_made_on_a_phone_take_their_new_height_when_the_window_widens(page, base_url):
+    """CodeMirror measures again, at a new width, only the lines near the screen: with every
+    editor made at 390 px and the window then widened (a phone turned to landscape), the online
+    softmax lab's cells kept their phone heights (its second exercise 2,300 px for 1,250), and a
+    #link's scroll stopped thousands of pixels past its heading (found by the learner review)."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{base_url}/online_softmax.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    page.evaluate("window.pyodideCells.idle()")
+    inputs = page.locator("div.cell.pc-live .cell_input")
+    wide = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    page.set_viewport_size({"width": 390, "height": 844})
+    for i in range(inputs.count()):  # the learner reads down the page: every editor is made
+        inputs.nth(i).scroll_into_view_if_needed()
+        inputs.nth(i).locator(".cm-editor").wait_for(timeout=TIMEOUT)
+    page.evaluate(TWO_FRAMES)
+    narrow = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    assert max(n - w for n, w in zip(narrow, wide, strict=True)) > 500  # wrapped at 390 px
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.evaluate(TWO_FRAMES)
+    page.evaluate(TWO_FRAMES)
+    again = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
+    off = {i: (round(w, 1), round(a, 1)) for i, (w, a) in enumerate(zip(wide, again, strict=True)) if abs(w - a) > 0.5}
+    assert off == {}, off
+
+
 # Resolves once the page has been idle (its editors are made in idle time).
 IDLE = "() => new Promise((r) => requestIdleCallback(() => requestIdleCallback(r)))"
 

@@ -262,6 +262,16 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
     ],
   });
   measureEveryLine(view);
+  // CodeMirror measures again, at a new width, only the lines near the screen:
+  // turned to landscape, an exercise kept its phone height (2,300 px for 1,250)
+  // and a #link's scroll stopped thousands of pixels past its heading.
+  let width = view.contentDOM.clientWidth;
+  addEventListener("resize", () => requestAnimationFrame(() => {
+    const now = view.contentDOM.clientWidth;
+    if (now === width || !view.dom.isConnected) return;
+    width = now;
+    measureEveryLine(view);
+  }));
   return view;
 }
 
