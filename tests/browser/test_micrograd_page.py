@@ -166,8 +166,7 @@ def test_build_time_outputs_show_before_python_runs(page, base_url):
     held = []
     page.route("**/pyodide.asm.wasm", lambda route: held.append(route))  # Python waits for the test
     open_lab(page, base_url, wait_ready=False)
-    # The reader scrolls to each output: a section below the first screen is laid out as it comes
-    # near (content-visibility), and until then has no rendered text.
+    # The reader scrolls to each output and reads it as shown (inner_text: what is rendered).
     for index, baked in ((EXERCISE, "o  data = +0.70710678   grad = +0.00000000"), (GRAPH, "10 nodes · 9 edges")):
         output = cell(page, index).locator(".cell_output, figure.lab-graph figcaption").last
         output.scroll_into_view_if_needed()

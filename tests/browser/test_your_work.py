@@ -105,7 +105,7 @@ def test_progress_shows_on_the_lab_the_landing_page_and_the_sidebar(page, base_u
 
     page.goto(f"{base_url}/{LAB}.html")
     summary = page.locator(".pc-checks-summary")
-    summary.scroll_into_view_if_needed()  # laid out as it comes near (content-visibility)
+    summary.scroll_into_view_if_needed()  # where the learner reads it
     expect(summary).to_contain_text(f"(last time: {CHECKS} / {CHECKS} passed)", use_inner_text=True)
 
 
