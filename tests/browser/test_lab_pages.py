@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, run_and_wait, runs, set_code, wait_runs
+from tests.browser.test_micrograd_page import (
+    READY,
+    TIMEOUT,
+    let_python_start,
+    run_and_wait,
+    runs,
+    set_code,
+    wait_runs,
+    while_python_starts,
+)
 from tests.browser.test_micrograd_page import check as check_by_name
 from tests.pages import code_cells, exercise_codes, read_page, reference_solution, reference_solutions
 
@@ -230,25 +239,6 @@ AT_REST = """() => {
     seen.y = window.scrollY;
     return seen.frames >= 10;
 }"""
-
-
-def while_python_starts(page, base_url, name):
-    """Opens the lab with Python's wasm held back, so the reader is on the page before Python is;
-    returns the held requests for `let_python_start`."""
-    held = []
-    page.route("**/pyodide.asm.wasm", lambda route: held.append(route))
-    page.goto(f"{base_url}/{name}.html")
-    page.wait_for_function("performance.getEntriesByName('pyodide-cells:main-end').length > 0", timeout=TIMEOUT)
-    page.evaluate("document.fonts.ready.then(() => undefined)")
-    return held
-
-
-def let_python_start(page, held):
-    for route in held:
-        route.continue_()
-    page.unroute("**/pyodide.asm.wasm")
-    page.wait_for_function(READY, timeout=TIMEOUT)
-    page.evaluate("window.pyodideCells.idle()")
 
 
 def test_the_end_key_pressed_while_python_starts_reaches_the_end_of_the_page(page, base_url):

@@ -43,6 +43,25 @@ def open_lab(page, base_url, wait_ready=True):
         page.wait_for_function(READY, timeout=TIMEOUT)
 
 
+def while_python_starts(page, base_url, name):
+    """Opens the lab with Python's wasm held back, so the reader is on the page before Python is;
+    returns the held requests for `let_python_start`."""
+    held = []
+    page.route("**/pyodide.asm.wasm", lambda route: held.append(route))
+    page.goto(f"{base_url}/{name}.html")
+    page.wait_for_function("performance.getEntriesByName('pyodide-cells:main-end').length > 0", timeout=TIMEOUT)
+    page.evaluate("document.fonts.ready.then(() => undefined)")
+    return held
+
+
+def let_python_start(page, held):
+    for route in held:
+        route.continue_()
+    page.unroute("**/pyodide.asm.wasm")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    page.evaluate("window.pyodideCells.idle()")
+
+
 def cell(page, index):
     return page.locator("div.cell.pc-live").nth(index)
 
@@ -163,19 +182,14 @@ def graph_svg_text(page):
 
 
 def test_build_time_outputs_show_before_python_runs(page, base_url):
-    held = []
-    page.route("**/pyodide.asm.wasm", lambda route: held.append(route))  # Python waits for the test
-    open_lab(page, base_url, wait_ready=False)
+    held = while_python_starts(page, base_url, "micrograd")  # Python waits for the test
     # The reader scrolls to each output and reads it as shown (inner_text: what is rendered).
     for index, baked in ((EXERCISE, "o  data = +0.70710678   grad = +0.00000000"), (GRAPH, "10 nodes · 9 edges")):
         output = cell(page, index).locator(".cell_output, figure.lab-graph figcaption").last
         output.scroll_into_view_if_needed()
         expect(output).to_contain_text(baked, use_inner_text=True)
     assert page.evaluate("document.documentElement.dataset.pyodideState") != "ready"  # all of it baked
-    for route in held:
-        route.continue_()
-    page.unroute("**/pyodide.asm.wasm")
-    page.wait_for_function(READY, timeout=TIMEOUT)
+    let_python_start(page, held)
     status = page.locator(".pc-runtime").inner_text()
     assert "Pyodide 0.26.2" in status and "ready" in status
 
