@@ -11,14 +11,15 @@
 //
 //   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <rest URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
 //
-// Written without its long runs of zeros (snapshot.js packSparse).
+// Written without its long runs of zeros and based on the memory as
+// instantiated (snapshot.js packSparse), and checked to unpack to the snapshot.
 // Prints one JSON line: {"bytes": size of the file, "ms": time to make it}.
 
 import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { bootPython, importLabs, pythonFiles } from "./js/boot_python.js";
-import { packSparse } from "./js/snapshot.js";
+import { packSparse, rebase, unpackSparse } from "./js/snapshot.js";
 
 const [pyodideDir, stdlib, sourcesURL, restURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
 if (!out) {
@@ -30,6 +31,17 @@ if (!out) {
 // every learner. Without arguments it says "./this.program", as in a browser.
 process.argv.splice(1);
 const t0 = performance.now();
+// The interpreter's memory as WebAssembly instantiated it (its data segment, nothing
+// run yet), as a browser's worker will have it when it restores (worker.js compileEarly).
+/** @type {Uint8Array | null} */
+let instantiated = null;
+const instantiate = WebAssembly.instantiate;
+WebAssembly.instantiate = /** @type {any} */ (async (/** @type {any} */ source, /** @type {any} */ imports) => {
+  const result = await instantiate(source, imports);
+  WebAssembly.instantiate = instantiate;
+  instantiated = upToLastNonZero(new Uint8Array(imports.env.memory.buffer));
+  return result;
+});
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const pyodide = await loadPyodide({
   indexURL: pyodideDir + path.sep,
@@ -42,7 +54,19 @@ const bytes = (/** @type {string} */ file) => (file ? new Uint8Array(readFileSyn
 bootPython(pyodide, pythonFiles((name) => readFileSync(path.join(pythonDir, name), "utf8")),
   { wheel: bytes(wheel), bytecode: bytes(bytecode), restored: false, sourcesURL, restURL });
 if (wheel) importLabs(pyodide);
-const snapshot = packSparse(pyodide.makeMemorySnapshot());
+if (!instantiated) throw new Error("Pyodide was not instantiated through WebAssembly.instantiate: nothing to base the snapshot on");
+const made = pyodide.makeMemorySnapshot();
+const snapshot = packSparse(made, instantiated);
+const back = unpackSparse(snapshot);
+rebase(back.snapshot, back.based, instantiated);
+if (Buffer.compare(back.snapshot, made) !== 0) throw new Error("the packed snapshot does not unpack to the snapshot");
 writeFileSync(out + ".partial", snapshot);
 renameSync(out + ".partial", out); // a failed run leaves no half file under the real name
 console.log(JSON.stringify({ bytes: snapshot.length, ms: Math.round(performance.now() - t0) }));
+
+/** A copy of `memory` up to its last non-zero byte, in whole 32-bit words. @param {Uint8Array} memory */
+function upToLastNonZero(memory) {
+  let end = memory.length;
+  while (end > 0 && memory[end - 1] === 0) end--;
+  return memory.slice(0, Math.ceil(end / 4) * 4);
+}

@@ -23,7 +23,7 @@ from .serve import ISOLATION, headers_file
 
 HERE = Path(__file__).parent
 # Not kept for offline use: what the pages do not load (sources, source maps,
-# Sphinx's inventory), and the site's start-up snapshot (12 MB; a browser that
+# Sphinx's inventory), and the site's start-up snapshot (8.8 MB; a browser that
 # restored it keeps it in OPFS). The sources of the precompiled standard library
 # are kept: a traceback offline shows its lines.
 SKIP_SUFFIXES = (".map", ".inv", ".buildinfo", ".txt", ".br", ".bin")  # .br: the server's Brotli copies

@@ -44,7 +44,7 @@ def test_the_4g_profile_throttles_the_workers_fetches(browser, base_url, site_di
 def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javascript_arrives(browser, base_url):
     """On the 4G profile the stdlib zip and the lock file leave with the WebAssembly, not after
     pyodide.asm.js has downloaded (loadPyodide would ask for them only then), and only once.
-    The site's start-up snapshot (12 MB, 3 MB compressed) would not pay on this link: it is
+    The site's start-up snapshot (8.8 MB, 2.1 MB compressed) would not pay on this link: it is
     not asked for, and Python starts afresh."""
     context = browser.new_context(service_workers="block")
     log = []

@@ -1,7 +1,7 @@
 // The site's start-up snapshot: its sparse packing, and the worker's choice to fetch it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { packSparse, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+import { packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
 
 const KIB = 1024;
 
@@ -20,22 +20,75 @@ test("packSparse leaves out runs of 64 KiB of zeros and unpackSparse puts every 
   const bytes = memoryLike();
   const packed = packSparse(bytes);
   assert.ok(packed.length < bytes.length - 200 * KIB, `packed ${packed.length} of ${bytes.length}`);
-  assert.deepEqual(unpackSparse(packed), bytes);
+  assert.deepEqual(unpackSparse(packed), { snapshot: bytes, based: 0 });
 });
 
 test("a memory with no zeros, and one of zeros only, round-trip", () => {
   const full = new Uint8Array(70 * KIB).fill(5);
-  assert.deepEqual(unpackSparse(packSparse(full)), full);
+  assert.deepEqual(unpackSparse(packSparse(full)).snapshot, full);
   const empty = new Uint8Array(320 * KIB);
   const packed = packSparse(empty);
-  assert.equal(packed.length, 12); // the header alone: no segment kept
-  assert.deepEqual(unpackSparse(packed), empty);
+  assert.equal(packed.length, 16); // the header alone: no segment kept
+  assert.deepEqual(unpackSparse(packed).snapshot, empty);
 });
 
 test("unpackSparse refuses bytes that are not a packed snapshot, or are cut short", () => {
   assert.throws(() => unpackSparse(new Uint8Array(16)), /not a packed snapshot \(16 bytes\)/);
   const packed = packSparse(memoryLike());
   assert.throws(() => unpackSparse(packed.subarray(0, packed.length - 1)), /cut short/);
+});
+
+const PYODIDE_MAGIC = 1886286592;
+
+/**
+ * A Pyodide-shaped snapshot (magic, build id, where the memory starts, header length; the memory)
+ * and the memory as instantiated: a data segment at 1 KiB, of which the snapshot changed a few
+ * bytes, then the heap Python filled, then zeros.
+ * @param {number} memoryBytes
+ */
+function pyodideLike(memoryBytes) {
+  const offset = 24;
+  const snapshot = new Uint8Array(offset + memoryBytes);
+  new Uint32Array(snapshot.buffer, 0, 4).set([PYODIDE_MAGIC, 7, offset, 2]);
+  const instantiated = new Uint8Array(1024 + 150 * KIB);
+  for (let i = 1024; i < instantiated.length; i++) instantiated[i] = (i * 31 + 5) % 241 || 3;
+  const memory = snapshot.subarray(offset);
+  memory.set(instantiated);
+  for (let i = 2048; i < instantiated.length; i += 4099) memory[i] ^= 0x5a; // a few statics changed
+  for (let i = instantiated.length; i < instantiated.length + 100 * KIB; i++) memory[i] = (i * 13) % 256; // the heap
+  return { snapshot, instantiated };
+}
+
+test("packSparse based on the memory as instantiated sends only what changed, and rebase puts it back", () => {
+  const { snapshot, instantiated } = pyodideLike(400 * KIB);
+  const plain = packSparse(snapshot);
+  const packed = packSparse(snapshot, instantiated);
+  // Same length (the XOR keeps the bytes), but the static data is zeros where unchanged: it compresses to nothing.
+  assert.equal(packed.length, plain.length);
+  const zeros = (bytes) => bytes.reduce((n, b) => n + (b === 0), 0);
+  assert.ok(zeros(packed) - zeros(plain) > 140 * KIB, `${zeros(packed)} zeros, ${zeros(plain)} unbased`);
+  assert.equal(new Uint32Array(snapshot.buffer, 0, 1)[0], PYODIDE_MAGIC, "packing changed the caller's snapshot");
+  const { snapshot: unpacked, based } = unpackSparse(packed);
+  assert.equal(based, instantiated.length);
+  // Until rebased, Pyodide's magic number is cleared (Pyodide refuses to restore it) and the statics are not the snapshot's.
+  assert.equal(new Uint32Array(unpacked.buffer, 0, 1)[0], 0);
+  assert.notDeepEqual(unpacked, snapshot);
+  // The new instance's memory: the data segment, zeros after.
+  const memory = new Uint8Array(400 * KIB);
+  memory.set(instantiated);
+  rebase(unpacked, based, memory);
+  assert.deepEqual(unpacked, snapshot);
+  assert.throws(() => rebase(unpackSparse(packed).snapshot, based, memory.subarray(0, based - 1)), /based on 154624 bytes of memory; the interpreter has 154623/);
+});
+
+test("SnapshotStore.checked: a based snapshot has its magic number cleared, an unbased one has it", () => {
+  const { snapshot, instantiated } = pyodideLike(320 * 64 * KIB);
+  assert.equal(SnapshotStore.checked(snapshot), snapshot);
+  assert.throws(() => SnapshotStore.checked(snapshot, instantiated.length), /not a Pyodide memory snapshot/);
+  const { snapshot: based, based: length } = unpackSparse(packSparse(snapshot, instantiated));
+  assert.equal(SnapshotStore.checked(based, length), based);
+  assert.throws(() => SnapshotStore.checked(based), /not a Pyodide memory snapshot/);
+  assert.throws(() => SnapshotStore.checked(based, based.length), /not a Pyodide memory snapshot/); // based on more than its memory
 });
 
 test("siteSnapshotPays: one round trip plus the snapshot at the measured file's rate, within the budget", () => {
@@ -151,7 +204,7 @@ test("packSparse on memory that does not start on a 4-byte boundary, or whose le
     const view = memory.subarray(from, to);
     const packed = packSparse(view);
     assert.ok(packed.length < view.length / 2);
-    assert.deepEqual(unpackSparse(packed), view);
+    assert.deepEqual(unpackSparse(packed).snapshot, view);
   }
 });
 

@@ -11,7 +11,7 @@
 // out the document and only then passes the message on.
 
 import * as protocol from "./protocol.js";
-import { SnapshotStore, packSparse, siteSnapshotPays, unpackSparse } from "./snapshot.js";
+import { SnapshotStore, packSparse, rebase, siteSnapshotPays, unpackSparse } from "./snapshot.js";
 import { bootPython, importLabs } from "./boot_python.js";
 import BOOT_PY from "../python/worker_boot.py";
 // IPython.display for the cells (python/ipython/): installed as the IPython package.
@@ -147,16 +147,34 @@ async function startPyodide(opening) {
       // Kept and served the same way: without their long runs of zeros.
       const packed = read ? read() : await fetchSiteSnapshot(asmJs, budget);
       if (packed) {
-        const snapshot = SnapshotStore.checked(unpackSparse(packed));
+        const { snapshot, based } = unpackSparse(packed);
+        SnapshotStore.checked(snapshot, based);
+        // Based on the memory as instantiated (the site's): put back when it is (compileEarly),
+        // before Pyodide restores it; Pyodide refuses it (magic number) if that never happens.
+        rebaseOnInstantiation = based ? (memory) => rebase(snapshot, based, new Uint8Array(memory.buffer)) : null;
         const pyodide = await loadPython({ _loadSnapshot: snapshot });
         return { pyodide, restored: source, fetched: source === "site" ? packed : null };
       }
     } catch (err) {
+      rebaseOnInstantiation = null;
       console.warn(`pyodide-cells: the ${source === "site" ? "site's" : "kept"} start-up snapshot did not load; starting afresh:`, err);
       if (source === "browser") await snapshots.drop();
     }
   }
   return { pyodide: await startAfresh(), restored: "", fetched: null };
+}
+
+/**
+ * What the next instantiation of the interpreter does to its memory first (snapshot.js rebase), once.
+ * @type {((memory: WebAssembly.Memory) => void) | null}
+ */
+let rebaseOnInstantiation = null;
+
+/** Runs rebaseOnInstantiation on a new instance's imported memory. @param {any} imports */
+function instantiated(imports) {
+  const [rebaseNow, memory] = [rebaseOnInstantiation, imports?.env?.memory];
+  rebaseOnInstantiation = null;
+  if (rebaseNow && memory instanceof WebAssembly.Memory) rebaseNow(memory);
 }
 
 /** Pyodide from the site's files; `how`: restore a snapshot, or be able to make one. @param {object} how */
@@ -267,10 +285,14 @@ function compileEarly(wasmURL) {
       module = await compiled;
     } catch (err) {
       console.warn("pyodide-cells: early compile failed, Pyodide compiles instead:", err);
-      return original(realFetch(wasmURL), imports); // `source` is the empty answer above
+      const result = await original(realFetch(wasmURL), imports); // `source` is the empty answer above
+      instantiated(imports);
+      return result;
     }
     Promise.resolve(source).then((r) => r.body && r.body.cancel()).catch(() => {});
-    return { module, instance: await WebAssembly.instantiate(module, imports) };
+    const instance = await WebAssembly.instantiate(module, imports);
+    instantiated(imports);
+    return { module, instance };
   };
   return response.then(
     () => new Promise(() => {}),
@@ -344,7 +366,7 @@ async function boot() {
   }
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
   post(protocol.status("ready", 4, step4, now(), restored));
-  // What this browser keeps for its next visit, packed as the site's comes: 12 MB of its storage, not 21.
+  // What this browser keeps for its next visit, packed: 12 MB of its storage, not 21 (the site's as it came, 8.8 MB).
   const made = snapshot;
   if (snapshots.available && (fetched || made)) {
     setTimeout(() => snapshots.store(fetched || (() => packSparse(/** @type {Uint8Array} */ (made)))), 0);
