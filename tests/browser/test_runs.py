@@ -237,6 +237,25 @@ Value.__init__ = _forging_init
 """
 
 
+def test_python_starts_where_the_host_serves_its_webassembly_without_the_wasm_type(page, base_url):
+    """A host that sends pyodide.asm.wasm as application/octet-stream: streaming compilation
+    refuses it, and the page stayed at "Downloading the Python runtime" for good (from the
+    learner review); the worker now compiles the file's bytes instead, with a warning."""
+    warnings = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+
+    def untyped(route):
+        response = route.fetch()
+        route.fulfill(status=200, body=response.body(), content_type="application/octet-stream")
+
+    page.route("**/pyodide.asm.wasm", untyped)
+    page.goto(f"{base_url}/micrograd.html?site-snapshot=never")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    out = page.evaluate("code => window.pyodideCells.runCode(code)", "print(6 * 7)")
+    assert out["error"] is None and out["stdout"].strip() == "42"
+    assert any("early compile failed, compiling from the file's bytes instead" in w for w in warnings), warnings
+
+
 def test_replies_a_cell_forges_are_not_taken_for_the_runtimes(page, base_url):
     open_lab(page, base_url)
     set_code(page, EXERCISE, exercise_code(read_page("micrograd.md")) + FORGE)

@@ -284,8 +284,12 @@ function compileEarly(wasmURL) {
     try {
       module = await compiled;
     } catch (err) {
-      console.warn("pyodide-cells: early compile failed, Pyodide compiles instead:", err);
-      const result = await original(realFetch(wasmURL), imports); // `source` is the empty answer above
+      // Compiled from its bytes, not streamed: streaming refuses a file served without the
+      // application/wasm type, and so would Pyodide's own path (Python then never started).
+      console.warn("pyodide-cells: early compile failed, compiling from the file's bytes instead:", err);
+      const response = await realFetch(wasmURL); // `source` is the empty answer above
+      if (!response.ok) throw new Error(`could not load the Python runtime from ${wasmURL}: HTTP ${response.status}`);
+      const result = await WebAssembly.instantiate(await response.arrayBuffer(), imports);
       instantiated(imports);
       return result;
     }
