@@ -287,9 +287,8 @@ function compileEarly(wasmURL) {
       // Compiled from its bytes, not streamed: streaming refuses a file served without the
       // application/wasm type, and so would Pyodide's own path (Python then never started).
       console.warn("pyodide-cells: early compile failed, compiling from the file's bytes instead:", err);
-      const response = await realFetch(wasmURL); // `source` is the empty answer above
-      if (!response.ok) throw new Error(`could not load the Python runtime from ${wasmURL}: HTTP ${response.status}`);
-      const result = await WebAssembly.instantiate(await response.arrayBuffer(), imports);
+      // `source` is the empty answer above; Pyodide's own request for the file has used it up.
+      const result = await WebAssembly.instantiate(await fetchBytes(wasmURL, "the Python runtime"), imports);
       instantiated(imports);
       return result;
     }
