@@ -152,6 +152,19 @@ def test_the_network_targets_are_judged_per_profile_against_that_profiles_floor(
                        "1.20 × (≤ 1.1) ✗ missed", "floor -0.40 MB"]
 
 
+def test_a_figure_that_misses_its_target_by_less_than_it_shows_gets_one_more_digit(tmp_path, monkeypatch):
+    """0.4529 against 0.45 read "0.45 × (≤ 0.45) ✗ missed" on the Performance page."""
+    monkeypatch.setattr(bench, "GENERATED", tmp_path)
+    results = profiles()
+    results["none"]["micrograd lab"]["cold"]["first_output_ms"] = 905.8  # / 2000 = 0.4529
+    results["none"]["micrograd lab"]["second"]["first_output_ms"] = 600.0  # / 2000 = 0.30: met, as shown
+    bench.write_profile_targets(results)
+    row = read(tmp_path / "profile_targets.csv")[1]
+    assert row[2:4] == ["0.453 × (≤ 0.45) ✗ missed", "0.30 × (≤ 0.3) ✓ met"]
+    assert bench.judged("{:.1f} ms", 20.04, 20.0) == "20.04 ms ✗ missed"
+    assert bench.judged("{:.1f} ms", 20.5, 20.0) == "20.5 ms ✗ missed"
+
+
 def test_the_site_snapshot_table_weighs_the_pages_choice_against_both_starts_per_profile(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "GENERATED", tmp_path)
     p = profiles()
