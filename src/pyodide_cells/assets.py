@@ -311,7 +311,7 @@ class SiteSnapshot(NamedTuple):
 
     name: str  #: in ``_static/pyodide_cells/``
     bytes: int  #: its size
-    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker fetches it with it
+    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (snapshot.js checkIntegrity)
 
 
 def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> SiteSnapshot:

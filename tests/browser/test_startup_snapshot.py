@@ -336,6 +336,17 @@ def test_a_bad_site_snapshot_falls_back_to_a_fresh_start(page, base_url):
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
 
 
+def test_a_missing_site_snapshot_is_named_as_missing_and_python_starts_afresh(page, base_url):
+    """A host without the site's snapshot answers 404: the warning says so (checked by fetch's own
+    Subresource Integrity, the 404's body failed the digest and the warning said "Failed to fetch")."""
+    warnings = warnings_of(page)
+    page.route(SITE_SNAPSHOT_URLS, lambda route: route.fulfill(status=404, body=b"not here", content_type="text/plain"))
+    open_fresh(page, base_url, "always")
+    assert restored(page) == ""
+    assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
+    assert any("site's start-up snapshot did not load" in w and "HTTP 404" in w for w in warnings), warnings
+
+
 def test_a_site_snapshot_sent_uncompressed_is_judged_again_by_its_size(page, base_url, site_dir):
     """A host that compresses the scripts but not the snapshot sends all 8.8 MB: where
     pyodide.asm.js's rate says the whole file would not arrive within the budget, the worker
@@ -387,7 +398,8 @@ def test_a_site_snapshot_that_stalls_is_given_up_and_python_starts_afresh(page, 
 
 def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page, base_url):
     """50 bytes flipped past the header: the right shape, the wrong memory (it restored, then
-    failed while booting, or worse, booted). Its SHA-256 (Subresource Integrity) refuses it."""
+    failed while booting, or worse, booted). Its SHA-256 (Subresource Integrity) refuses it, and
+    the warning says so (fetch's own check said only "Failed to fetch", after two console errors)."""
     def damaged(route):
         body = bytearray(route.fetch().body())
         for k in range(50):
@@ -399,7 +411,7 @@ def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page,
     open_fresh(page, base_url, "always")
     assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
-    assert any("site's start-up snapshot did not load" in w for w in warnings), warnings
+    assert any("site's start-up snapshot did not load" in w and "its SHA-256 is sha256-" in w for w in warnings), warnings
 
 
 def test_an_unknown_site_snapshot_value_is_named_in_a_warning(page, base_url):

@@ -1,7 +1,8 @@
 // The site's start-up snapshot: its sparse packing, and the worker's choice to fetch it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+import { createHash } from "node:crypto";
+import { checkIntegrity, packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
 
 const KIB = 1024;
 
@@ -231,4 +232,27 @@ test("SnapshotStore sweeps older builds' snapshots and the partial files of writ
     assert.deepEqual([...files.keys()].sort(), [store.name, `${store.name}.live0002.partial`, other.name, "unrelated.txt"].sort());
     assert.deepEqual(files.get(store.name), new Uint8Array([7, 7]));
   });
+});
+
+test("checkIntegrity accepts the bytes whose SHA-256 the value gives, and names both digests otherwise", async () => {
+  const bytes = memoryLike();
+  // The value as assets.py writes it, computed by another implementation (Node's, not WebCrypto's).
+  const integrity = `sha256-${createHash("sha256").update(bytes).digest("base64")}`;
+  await checkIntegrity(bytes, integrity);
+  await checkIntegrity(bytes, ""); // nothing to check
+  const damaged = bytes.slice();
+  damaged[200 * KIB] ^= 0xff;
+  const other = `sha256-${createHash("sha256").update(damaged).digest("base64")}`;
+  await assert.rejects(checkIntegrity(damaged, integrity), (err) => {
+    assert.ok(err.message.includes(`its SHA-256 is ${other}`), err.message);
+    assert.ok(err.message.includes(`where the site's is ${integrity}`), err.message);
+    return true;
+  });
+});
+
+test("checkIntegrity refuses a value it cannot read, and says when there is no crypto.subtle to check with", async () => {
+  const bytes = new Uint8Array([1, 2, 3]);
+  await assert.rejects(checkIntegrity(bytes, "sha384-abc"), /unexpected integrity value "sha384-abc": expected sha256-/);
+  const integrity = `sha256-${createHash("sha256").update(bytes).digest("base64")}`;
+  await assert.rejects(checkIntegrity(bytes, integrity, null), /no crypto.subtle here/);
 });

@@ -184,6 +184,28 @@ export function siteSnapshotPays(file, bytes, budgetMs, sentAsIs = false) {
   return roundTrip + bytes * msPerByte <= budgetMs;
 }
 
+/**
+ * Checks `bytes` against a Subresource Integrity value, `sha256-<base64>`
+ * (assets.py gives the site's snapshot one), with the worker's own digest
+ * rather than fetch's `integrity` option: where that refuses a body, Chromium
+ * logs two errors to the console and the fetch fails as "Failed to fetch",
+ * even for a 404, which then never says so.
+ * @param {Uint8Array<ArrayBuffer>} bytes
+ * @param {string} integrity  "" when there is nothing to check
+ * @param {SubtleCrypto | null} [subtle]  crypto.subtle (a secure context's; null where there is none)
+ * @returns {Promise<void>}
+ * @throws {Error} naming both digests when they differ, or the value when it is not sha256-<base64>
+ */
+export async function checkIntegrity(bytes, integrity, subtle = globalThis.crypto?.subtle) {
+  if (!integrity) return;
+  const match = /^sha256-([A-Za-z0-9+/]{43}=)$/.exec(integrity);
+  if (!match) throw new Error(`unexpected integrity value ${JSON.stringify(integrity)}: expected sha256- and 44 characters of base64`);
+  if (!subtle) throw new Error("no crypto.subtle here (not a secure context) to check the SHA-256 with");
+  const digest = new Uint8Array(await subtle.digest("SHA-256", bytes));
+  const actual = btoa(String.fromCharCode(...digest));
+  if (actual !== match[1]) throw new Error(`its SHA-256 is sha256-${actual}, where the site's is ${integrity}: damaged on the way`);
+}
+
 /** Bytes written to OPFS between two turns of the worker's event loop (SnapshotStore.store). */
 export const STORE_SLICE = 1 << 20;
 

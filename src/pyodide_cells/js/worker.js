@@ -11,7 +11,7 @@
 // out the document and only then passes the message on.
 
 import * as protocol from "./protocol.js";
-import { SnapshotStore, packSparse, rebase, siteSnapshotPays, unpackSparse } from "./snapshot.js";
+import { SnapshotStore, checkIntegrity, packSparse, rebase, siteSnapshotPays, unpackSparse } from "./snapshot.js";
 import { bootPython, importLabs } from "./boot_python.js";
 import BOOT_PY from "../python/worker_boot.py";
 // IPython.display for the cells (python/ipython/): installed as the IPython package.
@@ -46,8 +46,10 @@ const snapshots = new SnapshotStore(new URL(".", HERE).href, KEY);
 // The site's start-up snapshot, made at build time (make_snapshot.mjs), and its size in bytes.
 const SITE_SNAPSHOT_URL = typeof SITE_SNAPSHOT === "string" && SITE_SNAPSHOT ? new URL(SITE_SNAPSHOT, HERE).href : "";
 const SITE_SNAPSHOT_SIZE = typeof SITE_SNAPSHOT_BYTES === "number" ? SITE_SNAPSHOT_BYTES : 0;
-// Its SHA-256 (Subresource Integrity): a damaged copy is refused before it is restored.
+// Its SHA-256 (Subresource Integrity): a damaged copy is refused before it is restored. Checked
+// here (snapshot.js checkIntegrity) where crypto.subtle is, else by fetch (not a secure context).
 const SITE_SNAPSHOT_SRI = typeof SITE_SNAPSHOT_INTEGRITY === "string" ? SITE_SNAPSHOT_INTEGRITY : "";
+const OWN_DIGEST = Boolean(self.crypto?.subtle);
 const WASM_URL = PYODIDE_URL + "pyodide.asm.wasm";
 const ASM_JS_URL = PYODIDE_URL + "pyodide.asm.js";
 
@@ -201,13 +203,15 @@ async function fetchSiteSnapshot(asmJs, budget) {
   const controller = new AbortController();
   const giveUp = asmJs ? setTimeout(() => controller.abort(new Error(`it took over ${3 * budget} ms`)), 3 * budget) : undefined;
   try {
-    const response = await fetch(SITE_SNAPSHOT_URL, { signal: controller.signal, integrity: SITE_SNAPSHOT_SRI || undefined });
+    const response = await fetch(SITE_SNAPSHOT_URL, { signal: controller.signal, integrity: (!OWN_DIGEST && SITE_SNAPSHOT_SRI) || undefined });
     if (!response.ok) throw new Error(`could not load the site's start-up snapshot from ${SITE_SNAPSHOT_URL}: HTTP ${response.status}`);
     if (asmJs && !response.headers.get("Content-Encoding") && !siteSnapshotPays(asmJs, SITE_SNAPSHOT_SIZE, budget, true)) {
       controller.abort();
       return null;
     }
-    return new Uint8Array(await response.arrayBuffer());
+    const packed = new Uint8Array(await response.arrayBuffer());
+    if (OWN_DIGEST) await checkIntegrity(packed, SITE_SNAPSHOT_SRI);
+    return packed;
   } finally {
     clearTimeout(giveUp);
   }
