@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.chromium import CHROMIUM, CHROMIUM_ARGS, NO_OMNIBOX_WEBUI, disabled_features, launch
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS, NO_OMNIBOX_WEBUI, disabled_features
 
 pytestmark = pytest.mark.browser
 
@@ -23,16 +23,15 @@ def effective_disabled_features(browser) -> set[str]:
     return set(found.group(1).split(",")) if found else set()
 
 
-def test_the_omnibox_webui_is_off_and_playwrights_own_switches_stay_off():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        plain = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+def test_the_omnibox_webui_is_off_and_playwrights_own_switches_stay_off(browser):
+    # The session's browser (tests.chromium.launch) against a plain launch beside it, from the
+    # same Playwright: a second sync_playwright() fails once the session's has started.
+    plain = browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
         playwrights = effective_disabled_features(plain)
+    finally:
         plain.close()
-        ours = launch(p)
-        effective = effective_disabled_features(ours)
-        ours.close()
+    effective = effective_disabled_features(browser)
     assert {"HttpsUpgrades", "OptimizationHints"} & playwrights  # Playwright's list, as Chromium read it
     assert playwrights | set(NO_OMNIBOX_WEBUI) <= effective
 
