@@ -178,6 +178,23 @@ def test_learner_class_traces_the_same():
     assert find_roots(theirs) == [theirs["o"]]
 
 
+def test_a_set_prev_draws_the_same_picture_wherever_its_nodes_were_allocated():
+    # micrograd (and the page's exercise) keeps _prev as a set, which iterates
+    # in the order of its members' addresses: the same code drew its branches
+    # swapped between the baked page, a fresh start and a restored one.
+    pictures = set()
+    for spacing in range(40):
+        padding = [object() for _ in range(spacing * 7)]  # moves where the next nodes land
+        neuron = learner_neuron()
+        del padding
+        nodes, edges = trace(neuron["o"])
+        pictures.add(to_dot(neuron["o"]))
+        assert labelled_edges(nodes, edges) == NEURON_EDGES
+    assert len(pictures) == 1
+    # Children of a set in (label, op, data) order: b before x1*w1 + x2*w2.
+    assert [node["label"] for node in nodes] == ["b", "w1", "x1", "x1w1", "w2", "x2", "x2w2", "x1w1x2w2", "n", "o"]
+
+
 def test_learner_class_without_labels_and_tuple_prev():
     a = LearnerValue(3.0)
     y = LearnerValue(9.0, (), "*")

@@ -16,7 +16,9 @@ literal text and never break the DOT.
 """
 
 import html
+import math
 import re
+from collections.abc import Set
 
 from labs.autograd import topological_order
 
@@ -52,6 +54,51 @@ def _require_value_like(obj):
                         f"_prev, _op; got {type(obj).__name__!r}")
 
 
+def _sort_key(child):
+    """Where a child stands among a set's: by label, op, then data (numbers by value)."""
+    data = getattr(child, "data", None)
+    try:
+        number = float(data)
+    except (TypeError, ValueError):
+        number = math.nan
+    by_value = (0, number, "") if number == number else (1, 0.0, repr(data))  # NaN, or not a number
+    return str(getattr(child, "label", "") or ""), str(getattr(child, "_op", "") or ""), by_value
+
+
+def _children(node):
+    """node's children in drawing order (checks that node is Value-like).
+
+    A tuple or list keeps its operand order. A set (micrograd's ``_prev``)
+    iterates in the order of its members' memory addresses, so the same code
+    drew its branches swapped between the baked page, a fresh start and a
+    restored one: its children are sorted instead (label, op, data).
+    """
+    _require_value_like(node)
+    prev = node._prev
+    return sorted(prev, key=_sort_key) if isinstance(prev, Set) else prev
+
+
+def _drawing_order(root):
+    """topological_order(root) with children taken in _children's order.
+
+    Iterative depth-first post-order (Pyodide's stack is small); a leaf comes
+    right after it is found, each node after its children, root last.
+    """
+    order, seen = [], {id(root)}
+    stack = [(root, iter(_children(root)))]
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, iter(_children(child))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
 def trace(root):
     """The DAG under root as plain data: nodes in topological order, and edges.
 
@@ -62,7 +109,9 @@ def trace(root):
         "op": str, "data": float, "grad": float}, leaves first and root last,
         ids numbered in that order; edges is a list of E (child_id, parent_id)
         pairs, each pair once, and every edge goes from an earlier node to a
-        later one.
+        later one. Children come in operand order where ``_prev`` is a tuple
+        or list, and sorted by (label, op, data) where it is a set, so the
+        same code gives the same picture on every run.
     Raises:
         TypeError: root or a node under it lacks micrograd's fields (names the type).
 
@@ -74,12 +123,8 @@ def trace(root):
     >>> edges
     [('n0', 'n1'), ('n1', 'n3'), ('n2', 'n3')]
     """
-    _require_value_like(root)
-    order = topological_order(root)
-    ids = {}
-    for node in order:
-        _require_value_like(node)
-        ids[id(node)] = f"n{len(ids)}"
+    order = _drawing_order(root)
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
     nodes, edges = [], []
     for node in order:
         parent = ids[id(node)]
@@ -87,7 +132,7 @@ def trace(root):
                       "op": str(node._op or ""), "data": float(node.data),
                       "grad": float(node.grad)})
         seen = set()
-        for child in node._prev:
+        for child in _children(node):
             if id(child) not in seen:  # a tuple _prev may hold (a, a): one edge
                 seen.add(id(child))
                 edges.append((ids[id(child)], parent))

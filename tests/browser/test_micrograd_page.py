@@ -241,6 +241,18 @@ def test_the_graph_switches_views_and_zooms(page, base_url):
     assert zoomed == pytest.approx(width * 1.25, rel=0.02)
 
 
+def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, base_url):
+    # The exercise's Value keeps _prev as a set, as micrograd does; its order follows
+    # memory addresses, and the graph Python drew in the page had its branches swapped
+    # from the one baked at build time (and between a fresh and a restored start).
+    open_lab(page, base_url)
+    baked = cell(page, GRAPH).locator("figure.lab-graph").get_attribute("data-dot-both")
+    assert baked and baked.count(" -> ") == 14  # 9 edges, and 5 op ellipses wired to their values
+    run_and_wait(page, EXERCISE)  # the exercise as given, as it ran at build time
+    wait_runs(page, GRAPH, 1)
+    assert cell(page, GRAPH).locator("figure.lab-graph").get_attribute("data-dot-both") == baked
+
+
 def test_hostile_labels_are_shown_as_text(page, base_url):
     open_lab(page, base_url)
     page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))
