@@ -253,6 +253,37 @@ def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, ba
     assert cell(page, GRAPH).locator("figure.lab-graph").get_attribute("data-dot-both") == baked
 
 
+def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
+    # The graph's cell runs again after every run: its new figure took the learner
+    # back to "Both" at 100 %, and its frame stood empty until Graphviz drew it, the
+    # page below moving up by the graph's height and back.
+    open_lab(page, base_url)
+    graph_svg_text(page)
+    graph = cell(page, GRAPH)
+    graph.get_by_label("Backward: gradients").check()
+    page.wait_for_function("!document.querySelector('.lab-graph-frame svg').textContent.includes('data ')")
+    graph.get_by_label("Zoom in").click()
+    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    output = graph.locator(".cell_output")
+    before = output.evaluate("e => e.getBoundingClientRect().height")
+    # Every height the output is drawn at while the exercise and the graph run again.
+    output.evaluate("""e => { window.graphHeights = [];
+        new ResizeObserver(([entry]) => window.graphHeights.push(entry.target.getBoundingClientRect().height)).observe(e); }""")
+    set_code(page, EXERCISE, micrograd_solution())
+    runs_before = runs(page, GRAPH)
+    run_and_wait(page, EXERCISE, via="keyboard")
+    wait_runs(page, GRAPH, runs_before + 1)
+    graph.locator("figure.lab-graph").scroll_into_view_if_needed()  # the learner goes to look: it is drawn near the screen
+    page.wait_for_function("document.querySelector('.lab-graph-frame[data-state=drawn] svg')?.textContent.includes('grad -1.5000')",
+                           timeout=TIMEOUT)
+    after = output.evaluate("e => e.getBoundingClientRect().height")
+    heights = page.evaluate("window.graphHeights")
+    assert min(heights) >= min(before, after) - 1, (before, after, heights)
+    assert graph.get_by_label("Backward: gradients").is_checked()
+    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    assert "data " not in graph.locator(".lab-graph-frame svg").text_content()
+
+
 def test_hostile_labels_are_shown_as_text(page, base_url):
     open_lab(page, base_url)
     page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))

@@ -5,6 +5,8 @@
 // the DOT source of three views in data-dot-data / -grad / -both. Here it gains
 // a view switch, zoom buttons and the SVG drawing; the table stays, folded.
 // Graphviz (1.3 MB) loads only when a graph comes near the viewport.
+// A re-run's figure keeps the view, zoom and drawing of the one it replaces
+// until its own is drawn (output.js passes them on).
 
 import { el, STATIC } from "./util.js";
 
@@ -52,6 +54,9 @@ function draw(figure, frame, view, zoom) {
     });
 }
 
+/** @param {number | "fit"} value */
+const zoomText = (value) => (value === "fit" ? "whole graph" : `${Math.round(value * 100)} %`);
+
 /** @param {HTMLElement} frame @param {number | "fit"} scale */
 function applyZoom(frame, scale) {
   const svg = frame.querySelector("svg");
@@ -65,25 +70,48 @@ function applyZoom(frame, scale) {
   }
 }
 
-/** Figures already given their controls. */
-const upgraded = new WeakSet();
+/**
+ * What a figure shows: its view, zoom and frame. A re-run's figure takes them
+ * over from the one it replaces (GraphShown).
+ * @typedef {{view: string, zoom: {value: number | "fit"}, frame: HTMLElement}} GraphShown
+ */
 
-/** @param {HTMLElement} figure */
-export function upgradeGraph(figure) {
+/** Figures already given their controls, and what each shows. @type {WeakMap<HTMLElement, GraphShown>} */
+const upgraded = new WeakMap();
+
+/**
+ * What the graphs under `root` show, in page order: for the figures a re-run's output brings (upgradeGraphs).
+ * @param {ParentNode} root @returns {GraphShown[]}
+ */
+export function graphsShown(root) {
+  return [...root.querySelectorAll("figure.lab-graph")].flatMap((figure) => upgraded.get(/** @type {HTMLElement} */ (figure)) || []);
+}
+
+/**
+ * Gives a figure its view switch, zoom and drawing. With `before` (what the
+ * figure it replaces showed: the cell's graph runs again after every run), it
+ * keeps the learner's view and zoom, and shows the old drawing until the new
+ * one is drawn: the frame emptied for a moment and everything below it moved
+ * up by the graph's height and back.
+ * @param {HTMLElement} figure @param {GraphShown} [before]
+ */
+export function upgradeGraph(figure, before) {
   if (upgraded.has(figure) || !figure.dataset.dotBoth) return;
-  upgraded.add(figure);
   const name = `lab-graph-view-${++groupCounter}`;
-  const zoom = { value: /** @type {number | "fit"} */ (1) }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
+  const zoom = { value: before ? before.zoom.value : /** @type {number | "fit"} */ (1) }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
-  let view = "both";
+  const oldDrawing = before?.frame.querySelector(":scope > svg");
+  if (oldDrawing) frame.append(oldDrawing);
+  const shown = { view: before && VIEWS.some(([value]) => value === before.view) ? before.view : "both", zoom, frame };
+  upgraded.set(figure, shown);
   const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
   for (const [value, label] of VIEWS) {
-    const input = el("input", { type: "radio", name, value, checked: value === view, onchange: () => { view = value; draw(figure, frame, view, zoom); } });
+    const input = el("input", { type: "radio", name, value, checked: value === shown.view, onchange: () => { shown.view = value; draw(figure, frame, value, zoom); } });
     radios.append(el("label", {}, input, ` ${label}`));
   }
-  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = value === "fit" ? "whole graph" : `${Math.round(value * 100)} %`; };
+  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = zoomText(value); };
   const current = () => (zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
-  const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: "100 %" });
+  const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: zoomText(zoom.value) });
   const tools = el(
     "div",
     { class: "lab-graph-tools" },
@@ -102,7 +130,7 @@ export function upgradeGraph(figure) {
     table.replaceWith(details);
     details.append(table);
   }
-  const start = () => draw(figure, frame, view, zoom);
+  const start = () => draw(figure, frame, shown.view, zoom);
   if ("IntersectionObserver" in window) {
     const io = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) { io.disconnect(); start(); }
@@ -111,7 +139,10 @@ export function upgradeGraph(figure) {
   } else start();
 }
 
-/** @param {ParentNode} [root] */
-export function upgradeGraphs(root = document) {
-  root.querySelectorAll("figure.lab-graph").forEach(upgradeGraph);
+/**
+ * @param {ParentNode} [root]
+ * @param {GraphShown[]} [before]  what the figures replaced showed, in order (graphsShown); used up
+ */
+export function upgradeGraphs(root = document, before = []) {
+  root.querySelectorAll("figure.lab-graph").forEach((figure) => upgradeGraph(/** @type {HTMLElement} */ (figure), before.shift()));
 }

@@ -8,7 +8,7 @@
 import { el, loadOnce } from "./util.js";
 import { LIMITS } from "./protocol.js";
 import { TerminalLine } from "./terminal.js";
-import { loadViz, upgradeGraphs } from "./graph.js";
+import { graphsShown, loadViz, upgradeGraphs } from "./graph.js";
 
 /** How close to its end (px) a scroll box counts as "at the end": it then follows new output. */
 const FOLLOW_SLACK = 24;
@@ -39,6 +39,8 @@ export class OutputArea {
     this.cutNote = null;
     this.pendingClear = false; // clear_output(wait=True): clear when the next output arrives
     this.replacing = false; // the previous run's output, shown until this run's first output
+    /** @type {import("./graph.js").GraphShown[]} what the graphs of the output this run replaced showed */
+    this.graphsBefore = [];
   }
 
   /** The old output goes. */
@@ -181,7 +183,7 @@ export class OutputArea {
       return box;
     }
     shownChars.set(box, size);
-    renderBundle(box, data);
+    renderBundle(box, data, this.graphsBefore);
     return box;
   }
 
@@ -195,7 +197,9 @@ export class OutputArea {
     // The previous run's output keeps its height until this run ends: a cell that prints a
     // line, works on, then shows more would otherwise shrink and grow back, moving the page below.
     if (this.replacing) this.element.style.minHeight = `${this.element.getBoundingClientRect().height}px`;
+    const graphs = this.pendingClear || this.replacing ? graphsShown(this.element) : [];
     if (this.pendingClear || this.replacing) this.clear();
+    if (graphs.length) this.graphsBefore = graphs; // the new output's graphs keep their view, zoom and drawing (graph.js)
   }
 
   /** A traceback, or a note standing for one (Stop's restart). @param {{traceback?: string, ename?: string, evalue?: string}} msg */
@@ -215,8 +219,11 @@ export class OutputArea {
 /** The rich characters each shown output holds, so that replacing it counts only the difference. @type {WeakMap<Element, number>} */
 const shownChars = new WeakMap();
 
-/** @param {HTMLElement} box @param {import("./protocol.js").MimeBundle} data */
-function renderBundle(box, data) {
+/**
+ * @param {HTMLElement} box @param {import("./protocol.js").MimeBundle} data
+ * @param {import("./graph.js").GraphShown[]} [graphsBefore]  for the graphs it holds (upgradeGraphs)
+ */
+function renderBundle(box, data, graphsBefore) {
   if (data["text/vnd.graphviz"]) {
     box.classList.add("pc-graph");
     box.textContent = "Drawing the graph…";
@@ -226,7 +233,7 @@ function renderBundle(box, data) {
   } else if (data["text/html"]) {
     box.classList.add("text_html");
     box.innerHTML = data["text/html"];
-    upgradeGraphs(box);
+    upgradeGraphs(box, graphsBefore);
   } else if (data["image/svg+xml"]) {
     box.classList.add("image_svg");
     box.innerHTML = data["image/svg+xml"];
