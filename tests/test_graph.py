@@ -195,6 +195,20 @@ def test_a_set_prev_draws_the_same_picture_wherever_its_nodes_were_allocated():
     assert [node["label"] for node in nodes] == ["b", "w1", "x1", "x1w1", "w2", "x2", "x2w2", "x1w1x2w2", "n", "o"]
 
 
+def test_a_set_prev_orders_children_that_look_alike_by_what_is_under_them():
+    # Two unlabeled products of 6.0: alike by label, op and data, not below.
+    pictures = set()
+    for spacing in range(40):
+        padding = [object() for _ in range(spacing * 7)]
+        a, b, c, d = (LearnerValue(x) for x in (2.0, 3.0, 1.0, 6.0))
+        for node, name in ((a, "a"), (b, "b"), (c, "c"), (d, "d")):
+            node.label = name
+        o = LearnerValue(12.0, (LearnerValue(6.0, (a, b), "*"), LearnerValue(6.0, (c, d), "*")), "+")
+        del padding
+        pictures.add(to_dot(o))
+    assert len(pictures) == 1
+
+
 def test_learner_class_without_labels_and_tuple_prev():
     a = LearnerValue(3.0)
     y = LearnerValue(9.0, (), "*")

@@ -15,6 +15,7 @@ learners and are escaped as Graphviz HTML-like text: they always render as
 literal text and never break the DOT.
 """
 
+import hashlib
 import html
 import math
 import re
@@ -59,44 +60,75 @@ def _sort_key(child):
     data = getattr(child, "data", None)
     try:
         number = float(data)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         number = math.nan
     by_value = (0, number, "") if number == number else (1, 0.0, repr(data))  # NaN, or not a number
     return str(getattr(child, "label", "") or ""), str(getattr(child, "_op", "") or ""), by_value
 
 
-def _children(node):
+def _digest(root, digests):
+    """A digest of what the subtree under root shows (labels, ops, data), kept in digests by id().
+
+    For children alike by _sort_key (two unlabeled products of 6.0), which
+    still differ by what is under them. Leaves first, in one pass.
+    """
+    if id(root) not in digests:
+        for node in topological_order(root):
+            if id(node) not in digests:
+                below = [digests[id(child)] for child in node._prev]
+                if isinstance(node._prev, Set):
+                    below.sort()
+                content = repr((str(getattr(node, "label", "") or ""), str(getattr(node, "_op", "") or ""),
+                                repr(getattr(node, "data", None)), below))
+                digests[id(node)] = hashlib.blake2b(content.encode(), digest_size=16).hexdigest()
+    return digests[id(root)]
+
+
+def _children(node, digests):
     """node's children in drawing order (checks that node is Value-like).
 
     A tuple or list keeps its operand order. A set (micrograd's ``_prev``)
     iterates in the order of its members' memory addresses, so the same code
     drew its branches swapped between the baked page, a fresh start and a
-    restored one: its children are sorted instead (label, op, data).
+    restored one: its children are sorted instead, by label, op and data,
+    and children alike in those by what is under them (_digest).
     """
     _require_value_like(node)
     prev = node._prev
-    return sorted(prev, key=_sort_key) if isinstance(prev, Set) else prev
+    if not isinstance(prev, Set):
+        return prev
+    keyed = sorted(((_sort_key(child), child) for child in prev), key=lambda pair: pair[0])
+    if any(a[0] == b[0] for a, b in zip(keyed, keyed[1:])):
+        keyed.sort(key=lambda pair: (pair[0], _digest(pair[1], digests)))
+    return [child for _, child in keyed]
 
 
 def _drawing_order(root):
-    """topological_order(root) with children taken in _children's order.
+    """topological_order(root) with children taken in _children's order, and each node's children.
 
     Iterative depth-first post-order (Pyodide's stack is small); a leaf comes
     right after it is found, each node after its children, root last.
+    Returns (order, children): the list of nodes, and id(node) -> its children.
     """
+    digests, children_of = {}, {}
+
+    def children(node):
+        children_of[id(node)] = found = _children(node, digests)
+        return iter(found)
+
     order, seen = [], {id(root)}
-    stack = [(root, iter(_children(root)))]
+    stack = [(root, children(root))]
     while stack:
-        node, children = stack[-1]
-        for child in children:
+        node, pending = stack[-1]
+        for child in pending:
             if id(child) not in seen:
                 seen.add(id(child))
-                stack.append((child, iter(_children(child))))
+                stack.append((child, children(child)))
                 break
         else:
             stack.pop()
             order.append(node)
-    return order
+    return order, children_of
 
 
 def trace(root):
@@ -123,7 +155,7 @@ def trace(root):
     >>> edges
     [('n0', 'n1'), ('n1', 'n3'), ('n2', 'n3')]
     """
-    order = _drawing_order(root)
+    order, children_of = _drawing_order(root)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
     nodes, edges = [], []
     for node in order:
@@ -132,7 +164,7 @@ def trace(root):
                       "op": str(node._op or ""), "data": float(node.data),
                       "grad": float(node.grad)})
         seen = set()
-        for child in _children(node):
+        for child in children_of[id(node)]:
             if id(child) not in seen:  # a tuple _prev may hold (a, a): one edge
                 seen.add(id(child))
                 edges.append((ids[id(child)], parent))
