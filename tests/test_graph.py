@@ -236,6 +236,27 @@ def test_type_errors_name_the_type():
         find_roots([Value(1)])
 
 
+def test_errors_name_the_node_and_what_was_wrong():
+    bad = LearnerValue(None)
+    bad.label = "o"
+    with pytest.raises(TypeError, match=r"'o': data must be a number, got None \(NoneType\)"):
+        trace(bad)
+    unlabeled = LearnerValue(1.0, (LearnerValue("abc"),), "+")
+    with pytest.raises(TypeError, match=r"an unlabeled LearnerValue: data must be a number, got 'abc' \(str\)"):
+        trace(unlabeled)
+    broken = LearnerValue(1.0)
+    broken._prev = 5
+    with pytest.raises(TypeError, match=r"a LearnerValue's _prev must be an iterable of its children, got 'int'"):
+        trace(broken)
+
+
+def test_a_generator_prev_is_read_once_and_drawn_whole():
+    o = LearnerValue(5.0, (), "+")
+    o._prev = (child for child in (LearnerValue(2.0), LearnerValue(3.0)))
+    nodes, edges = trace(o)
+    assert len(nodes) == 3 and len(edges) == 2
+
+
 def test_find_roots_picks_o_for_the_neuron():
     ns = vars(build_neuron())
     assert find_roots(ns) == [ns["o"]]

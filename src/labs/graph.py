@@ -51,8 +51,22 @@ def _iterable(x):
 
 def _require_value_like(obj):
     if not _is_value_like(obj):
+        if all(hasattr(obj, f) for f in _FIELDS) and not isinstance(obj, type):
+            raise TypeError(f"a {type(obj).__name__}'s _prev must be an iterable of its children, "
+                            f"got {type(obj._prev).__name__!r}")
         raise TypeError(f"expected a micrograd-style Value with fields data, grad, "
                         f"_prev, _op; got {type(obj).__name__!r}")
+
+
+def _number_of(node, field):
+    """float(node.<field>), or a TypeError naming the node and what it held."""
+    value = getattr(node, field)
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        label = str(getattr(node, "label", "") or "")
+        name = f"{label!r}" if label else f"an unlabeled {type(node).__name__}"
+        raise TypeError(f"{name}: {field} must be a number, got {value!r} ({type(value).__name__})") from err
 
 
 def _sort_key(child):
@@ -96,7 +110,7 @@ def _children(node, digests):
     _require_value_like(node)
     prev = node._prev
     if not isinstance(prev, Set):
-        return prev
+        return prev if isinstance(prev, (tuple, list)) else list(prev)  # an iterator is read once
     keyed = sorted(((_sort_key(child), child) for child in prev), key=lambda pair: pair[0])
     if any(a[0] == b[0] for a, b in zip(keyed, keyed[1:])):
         keyed.sort(key=lambda pair: (pair[0], _digest(pair[1], digests)))
@@ -145,7 +159,9 @@ def trace(root):
         or list, and sorted by (label, op, data) where it is a set, so the
         same code gives the same picture on every run.
     Raises:
-        TypeError: root or a node under it lacks micrograd's fields (names the type).
+        TypeError: root or a node under it lacks micrograd's fields (names the
+            type), its ``_prev`` is not iterable, or its data or grad is not a
+            number (names the node and the value).
 
     >>> from labs.autograd import Value
     >>> a = Value(2, label='a'); y = a * a + 1
@@ -161,8 +177,8 @@ def trace(root):
     for node in order:
         parent = ids[id(node)]
         nodes.append({"id": parent, "label": str(getattr(node, "label", "") or ""),
-                      "op": str(node._op or ""), "data": float(node.data),
-                      "grad": float(node.grad)})
+                      "op": str(node._op or ""), "data": _number_of(node, "data"),
+                      "grad": _number_of(node, "grad")})
         seen = set()
         for child in children_of[id(node)]:
             if id(child) not in seen:  # a tuple _prev may hold (a, a): one edge

@@ -284,6 +284,59 @@ def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     assert "data " not in graph.locator(".lab-graph-frame svg").text_content()
 
 
+def test_the_graphs_view_and_zoom_come_back_after_a_run_that_could_not_draw_it(page, base_url):
+    open_lab(page, base_url)
+    graph_svg_text(page)
+    graph = cell(page, GRAPH)
+    graph.get_by_label("Forward: data").check()
+    graph.get_by_label("Zoom out").click()
+    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    starter = exercise_code(read_page("micrograd.md"))
+    set_code(page, EXERCISE, starter + '\no = Value(None, label="o"); o._prev = {Value(2.0)}\n')
+    runs_before = runs(page, GRAPH)
+    run_and_wait(page, EXERCISE)
+    wait_runs(page, GRAPH, runs_before + 1)
+    expect(graph.locator(".cell_output")).to_contain_text("'o': data must be a number, got None (NoneType)")
+    set_code(page, EXERCISE, starter)
+    run_and_wait(page, EXERCISE)
+    wait_runs(page, GRAPH, runs_before + 2)
+    graph.locator("figure.lab-graph").scroll_into_view_if_needed()
+    page.wait_for_selector(".lab-graph-frame[data-state=drawn] svg", timeout=TIMEOUT)
+    assert graph.get_by_label("Forward: data").is_checked()
+    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    assert "grad " not in graph.locator(".lab-graph-frame svg").text_content()
+
+
+def test_the_graph_drawn_above_the_screen_does_not_push_the_page(page, base_url):
+    # After a reload far below it, the graph is drawn as the reader scrolls back up to it,
+    # above the screen: it grew by 184 px and what the reader was looking at jumped down.
+    open_lab(page, base_url)
+    page.mouse.move(640, 450)
+    goal = page.evaluate("document.documentElement.scrollHeight * 0.35")
+    while page.evaluate("scrollY") < goal:
+        y = page.evaluate("scrollY")
+        page.mouse.wheel(0, 900)
+        page.wait_for_function("y => scrollY !== y", arg=y, timeout=TIMEOUT)
+    page.reload()
+    page.wait_for_function("performance.getEntriesByName('pyodide-cells:place-kept').length > 0", timeout=TIMEOUT)
+    assert page.evaluate("document.querySelector('.lab-graph-frame')?.dataset.state") != "drawn"
+    below = "Math.round(document.querySelectorAll('div.cell')[2].getBoundingClientRect().top)"
+    moves = []
+    for _ in range(80):
+        y, top = page.evaluate("scrollY"), page.evaluate(below)
+        if y == 0:
+            break
+        page.mouse.wheel(0, -100)
+        page.wait_for_function("y => scrollY !== y", arg=y, timeout=TIMEOUT)
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        moves.append(page.evaluate(below) - top)
+        if page.evaluate("document.querySelector('.lab-graph-frame')?.dataset.state") == "drawn" and len(moves) > 3:
+            break
+    assert page.evaluate("document.querySelector('.lab-graph-frame')?.dataset.state") == "drawn"
+    # What the reader sees moved by the wheel's 100 px at every step, the one the graph was drawn in too.
+    assert [shown for shown in moves if abs(shown - 100) > 2] == [], moves
+
+
 def test_hostile_labels_are_shown_as_text(page, base_url):
     open_lab(page, base_url)
     page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))

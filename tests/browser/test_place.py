@@ -72,3 +72,26 @@ def test_back_comes_back_to_the_same_line_and_a_new_visit_starts_at_the_top(page
     page.goto(f"{base_url}/paged_attention.html")
     page.wait_for_function(KEPT, timeout=TIMEOUT)
     assert page.evaluate("scrollY") == 0
+
+
+def test_back_to_an_earlier_visit_of_a_page_comes_back_to_that_visits_place(phone_page, base_url):
+    # The place was kept per page: Back to the first of two visits took the second's.
+    page = phone_page
+    page.goto(f"{base_url}/paged_attention.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    first = scroll_like_a_reader(page, 0.2)
+    page.goto(f"{base_url}/performance.html")  # as a link would; then back to the lab by a link, further down
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    page.goto(f"{base_url}/paged_attention.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    assert page.evaluate("scrollY") == 0
+    second = scroll_like_a_reader(page, 0.7)
+    assert second["what"] != first["what"]
+    page.go_back()
+    page.wait_for_url("**/performance.html")
+    page.go_back()
+    page.wait_for_url("**/paged_attention.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    after = page.evaluate(READING)
+    assert after and after["what"] == first["what"]
+    assert abs(after["top"] - first["top"]) <= 2, (first, after)

@@ -44,8 +44,16 @@ function draw(figure, frame, view, zoom) {
       const width = parseFloat(svg.getAttribute("width")) || 600;
       svg.dataset.naturalWidth = String(width * 4 / 3); // Graphviz sizes are in pt
       svg.removeAttribute("height");
+      const bottom = frame.getBoundingClientRect().bottom;
       frame.replaceChildren(svg);
       applyZoom(frame, zoom.value);
+      // Drawn above the screen (the reader scrolling up towards it), the graph grew
+      // by its height and pushed what the reader was reading down, which the browser's
+      // scroll anchoring did not make up for: the page scrolls by what its bottom moved.
+      if (bottom <= 0) {
+        const moved = frame.getBoundingClientRect().bottom - bottom;
+        if (Math.abs(moved) >= 1) window.scrollBy({ top: moved, behavior: "instant" });
+      }
       frame.dataset.state = "drawn";
     })
     .catch((err) => {

@@ -27,6 +27,12 @@ export class OutputArea {
   /** @param {HTMLElement} element  the cell's `.cell_output` */
   constructor(element) {
     this.element = element;
+    /**
+     * What the graphs of the last output that had any showed, for the next graphs shown here:
+     * kept over runs without one (a run that failed), so the learner's view and zoom come back.
+     * @type {import("./graph.js").GraphShown[]}
+     */
+    this.graphsBefore = [];
     this.reset();
   }
 
@@ -39,8 +45,6 @@ export class OutputArea {
     this.cutNote = null;
     this.pendingClear = false; // clear_output(wait=True): clear when the next output arrives
     this.replacing = false; // the previous run's output, shown until this run's first output
-    /** @type {import("./graph.js").GraphShown[]} what the graphs of the output this run replaced showed */
-    this.graphsBefore = [];
   }
 
   /** The old output goes. */

@@ -6,9 +6,10 @@
 // after a reload, 4 of 6 pages came back at the top), and where it did, the
 // content above had changed height meanwhile (the micrograd graph, not drawn
 // yet, is 184 px shorter), so the reader was on another line. Here the place
-// is kept as an element of the page as built that starts at or above the top
-// of the screen, and how far above; it is put back once the page is parsed and
-// again once it has loaded, unless the reader has scrolled, pressed or typed.
+// is kept per history entry as the section or cell nearest the top of the
+// screen and how far from it; it is put back once the page is parsed, again
+// once it has loaded, and whenever the page's height changes after that (a
+// graph drawn, an editor made), until the reader scrolls, presses or types.
 
 const PREFIX = "lab-guide:place:";
 /** What a place is kept by: elements of the page as built, so a reload finds the same ones. */
@@ -24,13 +25,19 @@ function find(mark) {
   return mark.startsWith("cell:") && Number.isInteger(index) ? document.querySelectorAll(CELLS)[index] || null : null;
 }
 
-/** The element that starts last at or above the screen's top, and where: null at the top of the page. @returns {Place | null} */
+/**
+ * The section or cell whose top is nearest the screen's top, and where: null at the top of the page.
+ * Nearest, not the last above: a cell that starts far above may be shorter after a reload (its
+ * output as built, not as the last run left it), and would move everything below it.
+ * @returns {Place | null}
+ */
 export function placeNow() {
+  if (window.scrollY <= 0) return null;
   /** @type {Place | null} */
   let best = null;
   const consider = (/** @type {Element} */ element, /** @type {string} */ mark) => {
     const top = element.getBoundingClientRect().top;
-    if (top <= 0 && (!best || top > best.top)) best = { mark, top };
+    if (!best || Math.abs(top) < Math.abs(best.top)) best = { mark, top };
   };
   for (const section of document.querySelectorAll(SECTIONS)) consider(section, `#${section.id}`);
   document.querySelectorAll(CELLS).forEach((cell, index) => consider(cell, `cell:${index}`));
@@ -47,17 +54,37 @@ export function goTo(place) {
 }
 
 /**
- * Keeps this page's place in sessionStorage (this tab's, per page) when the
- * page is left or hidden, and after a reload or Back/Forward puts it back.
- * Marks `pyodide-cells:place-kept` once it has done all it will.
+ * This history entry's name, kept in its history.state: a page visited twice
+ * is two entries, and Back to the first must not take the second's place.
+ * Fragment links make entries of their own (hashchange).
+ * @returns {string}
+ */
+function entryName() {
+  const state = history.state && typeof history.state === "object" ? history.state : {};
+  if (typeof state.placeEntry === "string") return state.placeEntry;
+  const name = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  try {
+    history.replaceState({ ...state, placeEntry: name }, "");
+  } catch {
+    // a state that cannot be cloned: the place is kept for the page, not the entry
+  }
+  return name;
+}
+
+/**
+ * Keeps this page's place in sessionStorage (this tab's, per history entry)
+ * when the page is left or hidden, and after a reload or Back/Forward puts it back.
+ * Marks `pyodide-cells:place-kept` once the page has loaded and it is put back.
  */
 export function keepPlace() {
-  const key = PREFIX + location.pathname;
+  const keyNow = () => `${PREFIX}${location.pathname}:${entryName()}`;
+  const key = keyNow();
+  addEventListener("hashchange", () => entryName()); // a new entry: named now, while it is the current one
   const save = () => {
     try {
       const place = placeNow();
-      if (place) sessionStorage.setItem(key, JSON.stringify(place));
-      else sessionStorage.removeItem(key);
+      if (place) sessionStorage.setItem(keyNow(), JSON.stringify(place));
+      else sessionStorage.removeItem(keyNow());
     } catch {
       // no storage here (blocked, or full): the browser's own restoring is all there is
     }
@@ -84,8 +111,17 @@ export function keepPlace() {
   for (const type of ["wheel", "touchstart", "keydown", "pointerdown"]) addEventListener(type, moved, { capture: true, passive: true, once: true });
   const putBack = () => readerMoved || goTo(place);
   putBack();
-  // Again once fonts, images and the browser's own restoring have had their say.
-  const last = () => requestAnimationFrame(() => { putBack(); done(); });
+  // Again once fonts, images and the browser's own restoring have had their say, and
+  // whenever the page's height changes until the reader moves: a graph drawn above the
+  // place grew by 184 px, and the browser's scroll anchoring did not always make up for it.
+  const last = () => requestAnimationFrame(() => {
+    putBack();
+    done();
+    const article = document.querySelector("article");
+    if (!article || !("ResizeObserver" in window)) return;
+    const watch = new ResizeObserver(() => (readerMoved ? watch.disconnect() : putBack()));
+    watch.observe(article);
+  });
   if (document.readyState === "complete") last();
   else addEventListener("load", last, { once: true });
 }
