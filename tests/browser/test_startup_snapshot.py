@@ -165,10 +165,11 @@ def test_a_corrupt_snapshot_falls_back_to_a_fresh_start(page, base_url, bad):
     reload_ready(page)
     assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
-    # The bad entry was dropped and a good one kept in its place.
+    # The bad entry was dropped and a good one kept in its place: about as big as the first
+    # (two starts' heaps need not match to the page: one clean-clone run kept 20 kB more).
     again = stored_snapshot(page)
     assert again["name"] == snap["name"]
-    assert again["bytes"] == snap["bytes"]
+    assert again["bytes"] == pytest.approx(snap["bytes"], rel=0.01)
 
 
 SOURCES = (

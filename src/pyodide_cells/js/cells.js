@@ -166,6 +166,7 @@ function main() {
     for (const pre of document.querySelectorAll("div.highlight pre")) {
       if (pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
     }
+    performance.mark("pyodide-cells:code-reachable");
   });
   performance.mark("pyodide-cells:main-end");
 
