@@ -58,13 +58,18 @@ def _require_value_like(obj):
                         f"_prev, _op; got {type(obj).__name__!r}")
 
 
+def _label(node):
+    """A node's label as shown ('' when it has none)."""
+    return str(getattr(node, "label", "") or "")
+
+
 def _number_of(node, field):
     """float(node.<field>), or a TypeError naming the node and what it held."""
     value = getattr(node, field)
     try:
         return float(value)
     except (TypeError, ValueError) as err:
-        label = str(getattr(node, "label", "") or "")
+        label = _label(node)
         name = f"{label!r}" if label else f"an unlabeled {type(node).__name__}"
         raise TypeError(f"{name}: {field} must be a number, got {value!r} ({type(value).__name__})") from err
 
@@ -77,7 +82,7 @@ def _sort_key(child):
     except (TypeError, ValueError, OverflowError):
         number = math.nan
     by_value = (0, number, "") if number == number else (1, 0.0, repr(data))  # NaN, or not a number
-    return str(getattr(child, "label", "") or ""), str(getattr(child, "_op", "") or ""), by_value
+    return _label(child), str(getattr(child, "_op", "") or ""), by_value
 
 
 def _digest(root, digests):
@@ -92,7 +97,7 @@ def _digest(root, digests):
                 below = [digests[id(child)] for child in node._prev]
                 if isinstance(node._prev, Set):
                     below.sort()
-                content = repr((str(getattr(node, "label", "") or ""), str(getattr(node, "_op", "") or ""),
+                content = repr((_label(node), str(getattr(node, "_op", "") or ""),
                                 repr(getattr(node, "data", None)), below))
                 digests[id(node)] = hashlib.blake2b(content.encode(), digest_size=16).hexdigest()
     return digests[id(root)]
@@ -176,7 +181,7 @@ def trace(root):
     nodes, edges = [], []
     for node in order:
         parent = ids[id(node)]
-        nodes.append({"id": parent, "label": str(getattr(node, "label", "") or ""),
+        nodes.append({"id": parent, "label": _label(node),
                       "op": str(node._op or ""), "data": _number_of(node, "data"),
                       "grad": _number_of(node, "grad")})
         seen = set()

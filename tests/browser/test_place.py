@@ -39,6 +39,14 @@ def scroll_like_a_reader(page, to: float):
     return reading
 
 
+def assert_back_at(page, before):
+    """Once the page has put its place back, the reader sees the same block at the same height."""
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    after = page.evaluate(READING)
+    assert after and after["what"] == before["what"]
+    assert abs(after["top"] - before["top"]) <= 2, (before, after)
+
+
 @pytest.mark.parametrize("name, to", [("online_softmax", 0.6), ("micrograd", 0.7), ("runtime", 0.5)])
 def test_a_reload_on_a_phone_comes_back_to_the_same_line(phone_page, base_url, name, to):
     page = phone_page
@@ -50,10 +58,7 @@ def test_a_reload_on_a_phone_comes_back_to_the_same_line(phone_page, base_url, n
     if name == "micrograd":  # passed on the way down, the graph was drawn: after the reload it is not, until the reader is near
         page.wait_for_selector(".lab-graph-frame[data-state=drawn] svg", state="attached", timeout=TIMEOUT)
     page.reload()
-    page.wait_for_function(KEPT, timeout=TIMEOUT)
-    after = page.evaluate(READING)
-    assert after and after["what"] == before["what"]
-    assert abs(after["top"] - before["top"]) <= 2, (before, after)
+    assert_back_at(page, before)
 
 
 def test_back_comes_back_to_the_same_line_and_a_new_visit_starts_at_the_top(page, base_url):
@@ -64,10 +69,7 @@ def test_back_comes_back_to_the_same_line_and_a_new_visit_starts_at_the_top(page
     page.wait_for_url("**/performance.html")
     page.go_back()
     page.wait_for_url("**/paged_attention.html")
-    page.wait_for_function(KEPT, timeout=TIMEOUT)
-    after = page.evaluate(READING)
-    assert after and after["what"] == before["what"]
-    assert abs(after["top"] - before["top"]) <= 2, (before, after)
+    assert_back_at(page, before)
     # Opened afresh (a link, not Back or a reload), a page starts at its top.
     page.goto(f"{base_url}/paged_attention.html")
     page.wait_for_function(KEPT, timeout=TIMEOUT)
@@ -91,7 +93,4 @@ def test_back_to_an_earlier_visit_of_a_page_comes_back_to_that_visits_place(phon
     page.wait_for_url("**/performance.html")
     page.go_back()
     page.wait_for_url("**/paged_attention.html")
-    page.wait_for_function(KEPT, timeout=TIMEOUT)
-    after = page.evaluate(READING)
-    assert after and after["what"] == first["what"]
-    assert abs(after["top"] - first["top"]) <= 2, (first, after)
+    assert_back_at(page, first)

@@ -110,7 +110,7 @@ export function upgradeGraph(figure, before) {
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
   const oldDrawing = before?.frame.querySelector(":scope > svg");
   if (oldDrawing) frame.append(oldDrawing);
-  const shown = { view: before && VIEWS.some(([value]) => value === before.view) ? before.view : "both", zoom, frame };
+  const shown = { view: before ? before.view : "both", zoom, frame };
   upgraded.set(figure, shown);
   const radios = el("fieldset", { class: "lab-graph-views" }, el("legend", { class: "pc-visually-hidden", text: "Show" }));
   for (const [value, label] of VIEWS) {
