@@ -94,3 +94,26 @@ def test_back_to_an_earlier_visit_of_a_page_comes_back_to_that_visits_place(phon
     page.go_back()
     page.wait_for_url("**/paged_attention.html")
     assert_back_at(page, first)
+
+
+# Off the screen to the left: Furo's closed drawer (it slides in from there).
+DRAWER_CLOSED = "document.querySelector('.sidebar-drawer').getBoundingClientRect().right <= 0"
+
+
+def test_back_from_a_link_in_the_phones_drawer_shows_the_page_not_the_drawer(phone_page, base_url):
+    # The browser gave the page back its drawer's checkbox as checked: the drawer covered the page.
+    page = phone_page
+    page.goto(f"{base_url}/runtime.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    page.wait_for_function(DRAWER_CLOSED, timeout=TIMEOUT)
+    page.locator("label.nav-overlay-icon").click()
+    page.wait_for_function("document.querySelector('.sidebar-drawer').getBoundingClientRect().left >= 0", timeout=TIMEOUT)
+    page.locator(".sidebar-drawer").get_by_role("link", name="Performance").click()
+    page.wait_for_url("**/performance.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    page.go_back()
+    page.wait_for_url("**/runtime.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    assert page.evaluate("document.getElementById('__navigation').checked") is False
+    page.wait_for_function(DRAWER_CLOSED, timeout=TIMEOUT)
+    assert page.evaluate("document.elementFromPoint(innerWidth / 2, innerHeight / 2).closest('article')") is not None
