@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.conftest import _new_page
+
 pytestmark = pytest.mark.browser
 TIMEOUT = 90_000
 KEPT = "performance.getEntriesByName('pyodide-cells:place-kept').length > 0"
@@ -117,3 +120,51 @@ def test_back_from_a_link_in_the_phones_drawer_shows_the_page_not_the_drawer(pho
     assert page.evaluate("document.getElementById('__navigation').checked") is False
     page.wait_for_function(DRAWER_CLOSED, timeout=TIMEOUT)
     assert page.evaluate("document.elementFromPoint(innerWidth / 2, innerHeight / 2).closest('article')") is not None
+
+
+def test_a_section_link_in_the_phones_contents_drawer_closes_it(phone_page, base_url):
+    # The page scrolled to the section behind the drawer, which stayed open over it.
+    page = phone_page
+    page.goto(f"{base_url}/performance.html")
+    page.wait_for_function(KEPT, timeout=TIMEOUT)
+    page.locator("label.toc-overlay-icon").first.click()
+    page.wait_for_function("document.querySelector('.toc-drawer').getBoundingClientRect().left < innerWidth", timeout=TIMEOUT)
+    link = page.locator(".toc-drawer a[href^='#']").nth(2)
+    target = link.get_attribute("href")
+    link.click()
+    page.wait_for_url(f"**/performance.html{target}")
+    page.wait_for_function("document.querySelector('.toc-drawer').getBoundingClientRect().left >= innerWidth", timeout=TIMEOUT)
+    assert page.evaluate("document.getElementById('__toc').checked") is False
+    # The section comes to the screen, not under a drawer (Furo scrolls smoothly).
+    page.wait_for_function("t => Math.abs(document.querySelector(t).getBoundingClientRect().top) < innerHeight / 2", arg=target,
+                           timeout=TIMEOUT)
+
+
+def test_a_page_the_back_forward_cache_shows_again_has_its_drawer_closed(browser, base_url, recorder):
+    # Phones keep pages in the back/forward cache (Playwright turns it off): a page
+    # left with its drawer open came back open, then slid it shut over 200 ms.
+    cached = browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                         ignore_default_args=["--disable-back-forward-cache"])
+    try:
+        context, page = _new_page(cached, recorder, 390, 844)
+        page.goto(f"{base_url}/index.html")
+        page.wait_for_function(KEPT, timeout=TIMEOUT)
+        page.goto(f"{base_url}/performance.html")
+        page.wait_for_function(KEPT, timeout=TIMEOUT)
+        page.locator("label.nav-overlay-icon").click()
+        page.wait_for_function("document.querySelector('.sidebar-drawer').getBoundingClientRect().left >= 0", timeout=TIMEOUT)
+        # What the page shows when it is shown again, as Chromium gives it back (capture: before the page's own listeners).
+        page.evaluate("""() => addEventListener('pageshow', (event) => {
+          window.shownAgain = {persisted: event.persisted, open: document.getElementById('__navigation').checked};
+        }, {capture: true})""")
+        page.go_back(wait_until="commit")  # no load event: the page comes from the cache
+        page.wait_for_url("**/index.html", wait_until="commit")
+        page.go_forward(wait_until="commit")
+        page.wait_for_url("**/performance.html", wait_until="commit")
+        page.wait_for_function("window.shownAgain !== undefined", timeout=TIMEOUT)
+        assert page.evaluate("window.shownAgain") == {"persisted": True, "open": False}
+        page.wait_for_function(DRAWER_CLOSED, timeout=TIMEOUT)
+        context.close()
+    finally:
+        cached.close()
+    assert recorder.page_errors == [] and recorder.console_errors == [], (recorder.page_errors, recorder.console_errors)
