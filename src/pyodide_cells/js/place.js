@@ -53,6 +53,18 @@ export function goTo(place) {
   return true;
 }
 
+/** @returns {Record<string, unknown>} this history entry's state, as an object */
+const stateNow = () => (history.state && typeof history.state === "object" ? history.state : {});
+
+/** @param {string} name  kept in this history entry's state, beside what else it holds */
+function nameEntry(name) {
+  try {
+    history.replaceState({ ...stateNow(), placeEntry: name }, "");
+  } catch {
+    // a state that cannot be cloned: the place is kept for the page, not the entry
+  }
+}
+
 /**
  * This history entry's name, kept in its history.state: a page visited twice
  * is two entries, and Back to the first must not take the second's place.
@@ -60,14 +72,10 @@ export function goTo(place) {
  * @returns {string}
  */
 function entryName() {
-  const state = history.state && typeof history.state === "object" ? history.state : {};
+  const state = stateNow();
   if (typeof state.placeEntry === "string") return state.placeEntry;
   const name = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-  try {
-    history.replaceState({ ...state, placeEntry: name }, "");
-  } catch {
-    // a state that cannot be cloned: the place is kept for the page, not the entry
-  }
+  nameEntry(name);
   return name;
 }
 
@@ -77,14 +85,25 @@ function entryName() {
  * Marks `pyodide-cells:place-kept` once the page has loaded and it is put back.
  */
 export function keepPlace() {
-  const keyNow = () => `${PREFIX}${location.pathname}:${entryName()}`;
-  const key = keyNow();
-  addEventListener("hashchange", () => entryName()); // a new entry: named now, while it is the current one
+  let entry = entryName();
+  // Another entry of this page (a fragment link, Back/Forward between sections): its own name, given now.
+  const moveTo = () => (entry = entryName());
+  addEventListener("hashchange", moveTo);
+  addEventListener("popstate", moveTo);
+  // The same entry, its state replaced by another script: Sphinx's highlighter, on a page opened
+  // from a search result, takes ?highlight= out of the address with history.replaceState({}).
+  // Its name is put back, so that a reload or Back finds its place under the same name.
+  const reclaim = () => stateNow().placeEntry === entry || nameEntry(entry);
+  document.addEventListener("DOMContentLoaded", reclaim);
+  addEventListener("load", reclaim);
+  const key = `${PREFIX}${location.pathname}:${entry}`;
   const save = () => {
+    reclaim();
+    const keyNow = `${PREFIX}${location.pathname}:${entry}`;
     try {
       const place = placeNow();
-      if (place) sessionStorage.setItem(keyNow(), JSON.stringify(place));
-      else sessionStorage.removeItem(keyNow());
+      if (place) sessionStorage.setItem(keyNow, JSON.stringify(place));
+      else sessionStorage.removeItem(keyNow);
     } catch {
       // no storage here (blocked, or full): the browser's own restoring is all there is
     }
