@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
-from tests.conftest import _new_page
+from tests.conftest import _checked_page, _new_page
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 90_000
@@ -78,6 +78,50 @@ def test_a_page_opened_from_a_search_result_keeps_its_place_on_reload_and_back(p
     page.go_back()
     page.wait_for_url("**/online_softmax.html")
     assert_back_at(page, before)
+
+
+KEPT_AGAIN = "n => performance.getEntriesByName('pyodide-cells:place-kept').length > n"
+
+
+@pytest.fixture
+def wide_page(browser, recorder):
+    """Wide enough for Furo's contents beside the page (at 1280 px they are folded into a drawer)."""
+    yield from _checked_page(browser, recorder, 1440, 900)
+
+
+def test_each_section_entry_keeps_its_own_place_through_back_forward_and_reload(wide_page, base_url):
+    page = wide_page
+    # A section link, Back and Forward stay on the page (no pagehide): the place the reader left
+    # was never kept, and Back came back to where the browser put it (a heading 4,500 px up).
+    page.goto(f"{base_url}/online_softmax.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    first = scroll_like_a_reader(page, 0.25)
+    page.locator(".toc-drawer a.reference[href^='#']").nth(2).click()
+    page.wait_for_function("location.hash !== ''", timeout=TIMEOUT)
+    page.mouse.move(400, 400)
+    second = None
+    while not second:  # on a block (not between two, nor on a picture)
+        before = page.evaluate("scrollY")
+        page.mouse.wheel(0, 300)
+        page.wait_for_function("y => scrollY !== y", arg=before, timeout=TIMEOUT)
+        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
+        second = page.evaluate(READING)
+    assert second["what"] != first["what"]
+    # Forward to the section's entry after that reload comes back to the same block, but 50-100 px
+    # off (not held here: see the closing note of issue 15's stop 35).
+    for step, place in ((page.go_back, first), (page.reload, first)):
+        kept = page.evaluate("performance.getEntriesByName('pyodide-cells:place-kept').length")
+        step()
+        if step == page.reload:
+            # The live cells re-run once Python is ready, and their outputs take the baked ones' place.
+            page.wait_for_function(READY, timeout=TIMEOUT)
+            page.evaluate("window.pyodideCells.idle()")
+            assert_back_at(page, place)
+            continue
+        page.wait_for_function(KEPT_AGAIN, arg=kept, timeout=TIMEOUT)
+        after = page.evaluate(READING)
+        assert after and after["what"] == place["what"], (step.__name__, place, after)
+        assert abs(after["top"] - place["top"]) <= 2, (step.__name__, place, after)
 
 
 def test_back_comes_back_to_the_same_line_and_a_new_visit_starts_at_the_top(page, base_url):

@@ -79,48 +79,99 @@ function entryName() {
   return name;
 }
 
+/** @param {string} key @returns {Place | null} the place kept under `key`, if any */
+function keptAt(key) {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(key) || "null");
+    return saved && typeof saved.mark === "string" && typeof saved.top === "number" ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Keeps this page's place in sessionStorage (this tab's, per history entry)
- * when the page is left or hidden, and after a reload or Back/Forward puts it back.
- * Marks `pyodide-cells:place-kept` once the page has loaded and it is put back.
+ * whenever the reader stops scrolling and when the page is left or hidden,
+ * and after a reload or Back/Forward puts it back. Marks
+ * `pyodide-cells:place-kept` once the page has loaded and it is put back,
+ * and again after Back/Forward between entries of the page (its sections).
  */
 export function keepPlace() {
   let entry = entryName();
-  // Another entry of this page (a fragment link, Back/Forward between sections): its own name, given now.
-  const moveTo = () => (entry = entryName());
-  addEventListener("hashchange", moveTo);
-  addEventListener("popstate", moveTo);
-  // The same entry, its state replaced by another script: Sphinx's highlighter, on a page opened
-  // from a search result, takes ?highlight= out of the address with history.replaceState({}).
-  // Its name is put back, so that a reload or Back finds its place under the same name.
-  const reclaim = () => stateNow().placeEntry === entry || nameEntry(entry);
-  document.addEventListener("DOMContentLoaded", reclaim);
-  addEventListener("load", reclaim);
-  const key = `${PREFIX}${location.pathname}:${entry}`;
-  const save = () => {
-    reclaim();
-    const keyNow = `${PREFIX}${location.pathname}:${entry}`;
+  let hash = location.hash;
+  // Which entry is current: one named before (Back/Forward between this page's sections), a new
+  // one (a fragment link: its own name, given now), or the same one, its state replaced by another
+  // script: Sphinx's highlighter, on a page opened from a search result, takes ?highlight= out of
+  // the address with history.replaceState({}). Its name is put back, so that a reload or Back
+  // finds its place under the same name.
+  const follow = () => {
+    const named = stateNow().placeEntry;
+    if (typeof named === "string") entry = named;
+    else if (location.hash !== hash) entry = entryName();
+    else nameEntry(entry);
+    hash = location.hash;
+  };
+  const keyNow = () => `${PREFIX}${location.pathname}:${entry}`;
+  const key = keyNow();
+  document.addEventListener("DOMContentLoaded", follow);
+  addEventListener("load", follow);
+  addEventListener("hashchange", follow);
+  let restoring = true; // until the kept place is put back, the scroll is the browser's, not the reader's
+  /** Keeps the place now under the current entry's name, as it was before `follow`. */
+  const keep = () => {
     try {
       const place = placeNow();
-      if (place) sessionStorage.setItem(keyNow, JSON.stringify(place));
-      else sessionStorage.removeItem(keyNow);
+      if (place) sessionStorage.setItem(keyNow(), JSON.stringify(place));
+      else sessionStorage.removeItem(keyNow());
     } catch {
       // no storage here (blocked, or full): the browser's own restoring is all there is
     }
   };
+  const save = () => {
+    follow();
+    keep();
+  };
   addEventListener("pagehide", save);
   document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && save());
+  // Leaving an entry for another of the same page (a section link, Back, Forward) hides nothing:
+  // the place is kept each time the reader stops scrolling, before the address changes.
+  let settle = 0;
+  const scrolled = () => restoring || save();
+  if ("onscrollend" in window) addEventListener("scrollend", scrolled);
+  else addEventListener("scroll", () => (clearTimeout(settle), (settle = setTimeout(scrolled, 150))), { passive: true });
+  // Back/Forward between entries of this page: the browser's own restoring came back elsewhere,
+  // and for a section's entry scrolled to the section's heading after the page had put the place
+  // back, so the place is held against scrolls that are not the reader's until the reader moves.
+  const READER_INPUT = ["wheel", "touchstart", "keydown", "pointerdown"];
+  let release = () => {};
+  addEventListener("popstate", () => {
+    release();
+    // The entry left, where the reader left it (Back at once, before scrolling had ended), if
+    // the browser has not yet scrolled for the entry come back to: it does that after this event.
+    if (!restoring) keep();
+    follow();
+    const place = keptAt(keyNow());
+    if (!place) return;
+    const hold = () => goTo(place);
+    release = () => {
+      removeEventListener("scroll", hold);
+      for (const type of READER_INPUT) removeEventListener(type, release, true);
+    };
+    addEventListener("scroll", hold, { passive: true });
+    for (const type of READER_INPUT) addEventListener(type, release, { capture: true, passive: true });
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      hold();
+      performance.mark("pyodide-cells:place-kept");
+    }));
+  });
 
   const navigation = /** @type {PerformanceNavigationTiming | undefined} */ (performance.getEntriesByType("navigation")[0]);
-  /** @type {Place | null} */
-  let saved = null;
-  try {
-    saved = JSON.parse(sessionStorage.getItem(key) || "null");
-  } catch {
-    saved = null;
-  }
-  const done = () => performance.mark("pyodide-cells:place-kept");
-  if (!saved || typeof saved.mark !== "string" || typeof saved.top !== "number" || !["reload", "back_forward"].includes(navigation?.type || "")) {
+  const saved = keptAt(key);
+  const done = () => {
+    restoring = false;
+    performance.mark("pyodide-cells:place-kept");
+  };
+  if (!saved || !["reload", "back_forward"].includes(navigation?.type || "")) {
     done();
     return;
   }
