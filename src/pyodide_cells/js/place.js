@@ -141,8 +141,9 @@ export function keepPlace() {
   else addEventListener("scroll", () => (clearTimeout(settle), (settle = setTimeout(scrolled, 150))), { passive: true });
   // Back/Forward between entries of this page: the browser's own restoring came back elsewhere,
   // and for a section's entry scrolled to the section's heading after the page had put the place
-  // back, so the place is held against scrolls that are not the reader's until the reader moves.
-  const READER_INPUT = ["wheel", "touchstart", "keydown", "pointerdown"];
+  // back. So the place is held against other scrolls until the first one after it has ended, or
+  // the reader moves or moves the focus (a screen reader's cursor scrolls the page too).
+  const LET_GO = ["wheel", "touchstart", "keydown", "pointerdown", "focusin"];
   let release = () => {};
   addEventListener("popstate", () => {
     release();
@@ -153,14 +154,19 @@ export function keepPlace() {
     const place = keptAt(keyNow());
     if (!place) return;
     const hold = () => goTo(place);
+    let put = false;
+    const ended = () => put && release();
     release = () => {
       removeEventListener("scroll", hold);
-      for (const type of READER_INPUT) removeEventListener(type, release, true);
+      removeEventListener("scrollend", ended);
+      for (const type of LET_GO) removeEventListener(type, release, true);
     };
     addEventListener("scroll", hold, { passive: true });
-    for (const type of READER_INPUT) addEventListener(type, release, { capture: true, passive: true });
+    addEventListener("scrollend", ended);
+    for (const type of LET_GO) addEventListener(type, release, { capture: true, passive: true });
     requestAnimationFrame(() => requestAnimationFrame(() => {
       hold();
+      put = true;
       performance.mark("pyodide-cells:place-kept");
     }));
   });
