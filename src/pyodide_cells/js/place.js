@@ -12,6 +12,8 @@
 // graph drawn, an editor made), until the reader scrolls, presses or types.
 
 const PREFIX = "lab-guide:place:";
+/** What the reader does to move: from then on, the page stops putting a place back. */
+const READER_MOVES = ["wheel", "touchstart", "keydown", "pointerdown"];
 /** What a place is kept by: elements of the page as built, so a reload finds the same ones. */
 const SECTIONS = "article section[id]";
 const CELLS = "article div.cell";
@@ -143,7 +145,7 @@ export function keepPlace() {
   // and for a section's entry scrolled to the section's heading after the page had put the place
   // back. So the place is held against other scrolls until the first one after it has ended, or
   // the reader moves or moves the focus (a screen reader's cursor scrolls the page too).
-  const LET_GO = ["wheel", "touchstart", "keydown", "pointerdown", "focusin"];
+  const LET_GO = [...READER_MOVES, "focusin"];
   let release = () => {};
   addEventListener("popstate", () => {
     release();
@@ -184,7 +186,7 @@ export function keepPlace() {
   const place = saved;
   let readerMoved = false;
   const moved = () => (readerMoved = true);
-  for (const type of ["wheel", "touchstart", "keydown", "pointerdown"]) addEventListener(type, moved, { capture: true, passive: true, once: true });
+  for (const type of READER_MOVES) addEventListener(type, moved, { capture: true, passive: true, once: true });
   const putBack = () => readerMoved || goTo(place);
   putBack();
   // Again once fonts, images and the browser's own restoring have had their say, and
