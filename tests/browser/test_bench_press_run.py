@@ -12,7 +12,7 @@ import importlib
 
 import pytest
 
-from tests.browser.test_micrograd_page import TIMEOUT
+from tests.browser.helpers import TIMEOUT
 
 pytestmark = pytest.mark.browser
 bench = importlib.import_module("benchmarks.__main__")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, runs, type_code, wait_runs
+from tests.browser.helpers import READY, TIMEOUT, cell, run_and_wait, runs, type_code, wait_runs
 
 pytestmark = pytest.mark.browser
 DEMO = 0  # the runtime page's one cell: Markdown, HTML and Math

@@ -23,18 +23,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.browser.test_micrograd_page import (
-    READY,
-    TIMEOUT,
-    cell,
-    editor,
-    open_lab,
-    run_and_wait,
-    runs,
-    set_code,
-    type_code,
-    wait_runs,
-)
+from tests.browser.helpers import READY, TIMEOUT, cell, editor, open_lab, run_and_wait, runs, set_code, type_code, wait_runs
 
 pytestmark = pytest.mark.browser
 EXERCISE = 0  # micrograd's first cell: the exercise, a long cell

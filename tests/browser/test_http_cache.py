@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT
+from tests.browser.helpers import READY, TIMEOUT
 
 pytestmark = pytest.mark.browser
 

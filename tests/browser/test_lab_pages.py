@@ -4,45 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import (
-    READY,
-    TIMEOUT,
-    let_python_start,
-    run_and_wait,
-    runs,
-    set_code,
-    wait_runs,
-    while_python_starts,
+from tests.browser.helpers import (
+    TIMEOUT, cell_index, exercise_indexes, let_python_start, open_page, run_and_wait, runs, set_code, wait_runs, while_python_starts,
 )
-from tests.browser.test_micrograd_page import check as check_by_name
-from tests.pages import code_cells, exercise_codes, read_page, reference_solution, reference_solutions
+from tests.browser.helpers import check as check_by_name
+from tests.pages import exercise_codes, read_page, reference_solution, reference_solutions
 
 pytestmark = pytest.mark.browser
-
-
-def open_page(page, base_url, name):
-    page.goto(f"{base_url}/{name}.html")
-    page.wait_for_function(READY, timeout=TIMEOUT)
 
 
 def check(page):
     """Press Check my code; return each check's status and the summary once the checks ended."""
     statuses = list(check_by_name(page).values())
     return statuses, page.locator(".pc-checks-summary").inner_text()
-
-
-def cell_index(name, tag=None, contains=None, n=0):
-    """The index of the page's ``n``-th code cell (from 0) with ``tag`` or containing ``contains``."""
-    found = [i for i, (tags, code) in enumerate(code_cells(read_page(name)))
-             if (tag and tag in tags) or (contains and contains in code)]
-    if len(found) <= n:
-        raise LookupError(tag or contains)
-    return found[n]
-
-
-def exercise_indexes(name):
-    """The cell index of each of the page's exercises, in page order."""
-    return [i for i, (tags, _) in enumerate(code_cells(read_page(name))) if "exercise" in tags]
 
 
 @pytest.mark.parametrize("name, checks", [("online_softmax", 17), ("paged_attention", 24)])

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import (
-    READY, TIMEOUT, cell, check, editor, open_lab, run_and_wait, runs, set_code, type_code, wait_runs,
+from tests.browser.helpers import (
+    READY, TIMEOUT, cell, cell_index, check, editor, exercise_indexes, open_lab, run_and_wait, runs, set_code, type_code, wait_runs,
 )
-from tests.browser.test_lab_pages import cell_index, exercise_indexes
 from tests.pages import read_page, reference_solutions
 
 pytestmark = pytest.mark.browser

@@ -12,9 +12,8 @@ import re
 import pytest
 
 from labs.autograd import Value as ReferenceValue
-from tests.browser.test_micrograd_page import (
-    CHECKS, TIMEOUT, cell, check, open_lab, passing, run_and_wait, set_code, start_running, stop_and_read,
-)
+from tests.browser.helpers import TIMEOUT, cell, check, open_lab, run_and_wait, set_code, start_running, stop_and_read
+from tests.browser.test_micrograd_page import CHECKS, passing
 from tests.pages import code_cells, exercise_code, micrograd_solution, read_page, reference_solution
 
 pytestmark = pytest.mark.browser

@@ -19,15 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_edits_and_output import SHOWN_CODE
-from tests.browser.test_micrograd_page import (
-    EXERCISE,
-    READY,
-    TIMEOUT,
-    assert_stop_keeps_the_namespace,
-    editor,
-    run_and_wait,
-    set_code,
-)
+from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, editor, run_and_wait, set_code
+from tests.browser.test_micrograd_page import EXERCISE
 from tests.conftest import ROOT, _new_page
 from tests.plain_host import PlainHost
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.helpers import READY, TIMEOUT
+
 pytestmark = pytest.mark.browser
-READY = "document.documentElement.dataset.pyodideState === 'ready'"
-TIMEOUT = 90_000
 AA = 4.5
 EXERCISE, EDITED = 0, 2  # the micrograd page's live cells: the exercise, and one with a build-time output
 

@@ -12,11 +12,11 @@ import pytest
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import _checked_page, _new_page
 
+from tests.browser.helpers import READY, TIMEOUT
+
 pytestmark = pytest.mark.browser
-TIMEOUT = 90_000
 # The page has put its place back (once more than `n` times: Back/Forward within a page marks it again).
 KEPT = "(n = 0) => performance.getEntriesByName('pyodide-cells:place-kept').length > n"
-READY = "document.documentElement.dataset.pyodideState === 'ready'"
 # What the reader is looking at: the block of text at a point a third of the way down the screen.
 READING = """() => {
   const at = document.elementFromPoint(Math.round(innerWidth / 2), Math.round(innerHeight / 3));

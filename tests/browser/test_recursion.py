@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, run_and_wait, set_code
+from tests.browser.helpers import READY, TIMEOUT, cell, run_and_wait, set_code
 
 pytestmark = pytest.mark.browser
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.plain_host import PlainHost
-from tests.browser.test_micrograd_page import (
-    CHECKS, READY, TIMEOUT, cell, check, open_lab, passing, run_and_wait, runs, set_code, wait_cell, wait_runs,
-)
+from tests.browser.helpers import READY, TIMEOUT, cell, check, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs
+from tests.browser.test_micrograd_page import CHECKS, passing
 from tests.pages import code_cells, exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser

@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.plain_host import PlainHost
-from tests.browser.test_micrograd_page import (
-    READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, type_code,
-    stop_and_read, wait_cell, wait_runs,
-)
+from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, type_code, stop_and_read, wait_cell, wait_runs
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.helpers import TIMEOUT
+
 pytestmark = pytest.mark.browser
-TIMEOUT = 90_000
 
 
 @pytest.mark.parametrize("name, word", [("online_softmax", "softmax"), ("online_softmax", "block"),

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_lab_pages import cell_index, open_page
-from tests.browser.test_micrograd_page import TIMEOUT, editor, run_and_wait, set_code
+from tests.browser.helpers import TIMEOUT, cell_index, editor, open_page, run_and_wait, set_code
 from tests.pages import read_page, reference_solution
 
 pytestmark = pytest.mark.browser

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, assert_stop_keeps_the_namespace, open_lab
+from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, open_lab
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, run_and_wait, type_code
+from tests.browser.helpers import READY, TIMEOUT, cell, check, run_and_wait, type_code
 from tests.browser.test_startup_snapshot import open_fresh, restored, run, stored_snapshot
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,7 @@ import importlib
 
 import pytest
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT
+from tests.browser.helpers import READY, TIMEOUT
 
 pytestmark = pytest.mark.browser
 bench = importlib.import_module("benchmarks.__main__")

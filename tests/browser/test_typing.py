@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_lab_pages import cell_index
-from tests.browser.test_micrograd_page import READY, TIMEOUT, cell, check, editor, runs, wait_runs
+from tests.browser.helpers import READY, TIMEOUT, cell, cell_index, check, editor, runs, wait_runs
 from tests.pages import read_page, reference_solutions
 
 pytestmark = pytest.mark.browser

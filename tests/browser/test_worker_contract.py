@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_micrograd_page import TIMEOUT
+from tests.browser.helpers import TIMEOUT
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_micrograd_page import READY, TIMEOUT, check, editor, set_code
+from tests.browser.helpers import READY, TIMEOUT, check, editor, set_code
 from tests.pages import read_page, reference_solution, reference_solutions
 
 pytestmark = pytest.mark.browser
