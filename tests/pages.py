@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
+
+import yaml
+
+from labs.checks import doctest_blocks, parse_block
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CELL = re.compile(r"^```\{code-cell\} python\n(.*?)^```\n", re.S | re.M)
@@ -67,3 +72,40 @@ def exercise_codes(text: str) -> list[str]:
 def reference_solutions(text: str) -> list[str]:
     """The code of every "Reference solution" dropdown of the page, in page order."""
     return [reference_solution(text, n) for n in range(len(DROPDOWN.findall(text)))]
+
+
+# ---------------------------------------------------------------- the one list of labs
+# Every test that loops over the labs takes them from here, read off the pages: a page is a lab when
+# its front matter has a `lab:` mapping (CONTRIBUTING.md, "Add a lab"). Adding a lab edits no test.
+
+
+def front_matter(name: str) -> dict:
+    """The YAML front matter of the page ``name`` (e.g. "micrograd.md"), {} if it has none."""
+    text = read_page(name)
+    if not text.startswith("---\n"):
+        return {}
+    return yaml.safe_load(text[4 : text.index("\n---\n", 4)]) or {}
+
+
+def lab_pages() -> list[str]:
+    """The lab pages' file names ("micrograd.md", ...), in the order of their titles' "# Lab N"."""
+    labs = [p.name for p in sorted(DOCS.glob("*.md")) if front_matter(p.name).get("lab")]
+    number = re.compile(r"^# Lab (\d+)", re.M)
+    return sorted(labs, key=lambda name: int(m[1]) if (m := number.search(read_page(name))) else 0)
+
+
+LABS = lab_pages()
+LAB_NAMES = [name.removesuffix(".md") for name in LABS]  # as in the site's URLs: micrograd.html
+PAGES = [p.stem for p in sorted(DOCS.glob("*.md"))]  # every page of the site
+
+
+@functools.cache
+def named_checks(name: str) -> tuple[str, ...]:
+    """The names of the page's checks (not its set-up lines), in page order, as labs.checks reads them."""
+    return tuple(c.name for i, block in enumerate(doctest_blocks(read_page(name)))
+                 for c in parse_block(block, i) if not c.setup)
+
+
+def check_count(name: str) -> int:
+    """How many named checks the page has (what its console counts)."""
+    return len(named_checks(name))

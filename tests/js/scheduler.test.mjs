@@ -284,3 +284,13 @@ test("a cell's output hears when its run starts and when it ends, once each; a c
   s.restart(); // cell 3 runs and is interrupted; cell 4 never started
   assert.deepEqual(heard, ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
 });
+
+test("the checks run the cells up to the last exercise, not the demonstrations below it", () => {
+  const { s, transport } = setup({ exercises: [0, 2] });
+  ready(s);
+  const checks = s.check(["b"], [], cellAt);
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [0, 1, 2, "checks"]);
+  done(s); done(s); done(s);
+  assert.equal(transport.sent.at(-1).type, "check");
+  assert.equal(s.running, checks);
+});

@@ -74,6 +74,8 @@ export class Scheduler {
     this.cellCount = cells;
     this.auto = new Set(auto);
     this.exercises = new Set(exercises);
+    /** the last cell the checks run before they do: the last exercise (every cell if none) */
+    this.checkedThrough = this.exercises.size ? Math.max(...this.exercises) : cells - 1;
     this.timers = timers;
     /** @type {{state: KernelState, message: string, step: number, steps: number, restored: protocol.SnapshotSource,
      *   note: string, restarts: number}} */
@@ -196,7 +198,11 @@ export class Scheduler {
   }
 
   /**
-   * The page's checks: first the cells that have not run in this namespace, then the checks.
+   * The page's checks: first the cells up to the last exercise that have not run in this namespace,
+   * then the checks. The checks judge names the exercises define (the page's `checks_use`); the
+   * cells below the last exercise are demonstrations (micrograd's training runs for seconds) that
+   * the checks do not need, and that a check must not wait for (tests/test_checks.py holds that
+   * every page's checks pass with only those cells run).
    * @param {string[]} blocks
    * @param {string[]} names
    * @param {(index: number) => {code: string, sink: Sink}} cellAt
@@ -206,7 +212,7 @@ export class Scheduler {
   check(blocks, names, cellAt, sink = {}) {
     let any = false;
     let latestEarlier = 0; // when the latest of the cells above ran (Infinity: it runs now)
-    for (let i = 0; i < this.cellCount; i++) {
+    for (let i = 0; i <= this.checkedThrough; i++) {
       if (this.auto.has(i)) continue;
       // The checks test the code shown: a cell edited (or Reset) since it ran runs again, and so
       // does an exercise that ran before a cell above it last ran (or runs now): it may build on
