@@ -3,7 +3,9 @@
     nox -s serve    build the site and serve it on http://127.0.0.1:8000
     nox -s tests    lint first, then every test: node --test (tests/js), labs
                     unit tests and doctests, page doctests, the docs build
-                    with -W, browser tests in headless Chromium
+                    with -W, browser tests in headless Chromium; prints the
+                    30 slowest tests
+    nox -s lab -- NAME   one lab's checks, mutants, downloads and browser tests
     nox -s lint     ruff on the Python, TypeScript's checker (tsc) on the JS
     nox -s docs     build the site into build/html only
     nox -s bench    benchmarks in headless Chromium (not part of the tests)
@@ -118,8 +120,30 @@ def tests(session: nox.Session) -> None:
     session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
                 external=True)
     _build_docs(session, TEST_SITE)
+    # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
     session.run(
-        "pytest", *session.posargs,
+        "pytest", "--durations=30", *session.posargs,
+        env={"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
+    )
+
+
+@nox.session
+def lab(session: nox.Session) -> None:
+    """The quick loop for one lab: nox -s lab -- micrograd (the page's name, without .md).
+
+    Builds the site once, then runs the page's checks against the reference (its doctests), the
+    command line on its reference and starter, its mutants, its downloads, and the browser tests
+    whose names or modules name the lab. Not a replacement for `nox -s tests` before a commit.
+    """
+    if len(session.posargs) != 1 or not (ROOT / "docs" / f"{session.posargs[0]}.md").is_file():
+        labs = sorted(p.stem for p in (ROOT / "docs").glob("*.md") if "\nlab:" in p.read_text().split("\n---\n", 1)[0])
+        session.error(f"name one lab page: nox -s lab -- NAME, NAME one of {', '.join(labs)}")
+    name = session.posargs[0]
+    _npm_ci(session)
+    _install(session, "test", "lint")
+    _build_docs(session, TEST_SITE)
+    session.run(
+        "pytest", "--durations=10", f"docs/{name}.md", "tests", "-k", name,
         env={"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
     )
 

@@ -16,6 +16,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
     "--disable-sync",
+    # No name resolves but this machine's: a page that asks another host for anything gets a
+    # network error, whatever the test routes or not (the tests also record and fail such requests).
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 ]
 
 # Chromium 156 draws the omnibox's suggestion popup as a WebUI page
@@ -35,6 +38,11 @@ def disabled_features(command_line: str) -> list[str]:
     return [name for name in found[-1].split(",") if name] if found else []
 
 
+# LAB_HEADED=1 shows the browser (a screen is needed: a desktop, or Xvfb), for watching one test:
+# LAB_HEADED=1 pytest tests/browser/test_runs.py::test_NAME. Never in CI.
+HEADED = os.environ.get("LAB_HEADED") == "1"
+
+
 def launch(playwright, executable_path: str = CHROMIUM):
     """Start headless Chromium with CHROMIUM_ARGS and the omnibox's WebUI off.
 
@@ -44,7 +52,8 @@ def launch(playwright, executable_path: str = CHROMIUM):
     list Playwright passes from chrome://version, and the browser is started
     with one switch holding both.
     """
-    probe = playwright.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
+    args = [a for a in CHROMIUM_ARGS if not (HEADED and a == "--headless")]
+    probe = playwright.chromium.launch(executable_path=executable_path, args=args)
     try:
         page = probe.new_page()
         page.goto("chrome://version")
@@ -53,5 +62,5 @@ def launch(playwright, executable_path: str = CHROMIUM):
         probe.close()
     features = theirs + [name for name in NO_OMNIBOX_WEBUI if name not in theirs]
     return playwright.chromium.launch(
-        executable_path=executable_path, args=[*CHROMIUM_ARGS, "--disable-features=" + ",".join(features)]
+        executable_path=executable_path, headless=not HEADED, args=[*args, "--disable-features=" + ",".join(features)]
     )

@@ -1,9 +1,9 @@
 """Shared fixtures: the built site, a local server for it, headless Chromium.
 
 Browser tests use the site that ``nox -s tests`` built (``LAB_SITE_DIR``); run
-alone, they build it once into a temporary folder. Every page a test opens is
-routed: a request to any host but 127.0.0.1 is aborted and recorded, and the
-test fails if there was one.
+alone, they build it once into a temporary folder. Every request a test's pages
+make is recorded: a request to any host but 127.0.0.1 fails the test (and cannot
+leave the machine: Chromium resolves no other name, tests/chromium.py).
 """
 
 from __future__ import annotations
@@ -113,22 +113,21 @@ def artifacts_dir() -> Path:
     return path
 
 
+def is_foreign(url: str) -> bool:
+    """Whether a request for ``url`` would leave this machine (data: and blob: URLs do not)."""
+    parts = urlsplit(url)
+    return parts.scheme not in {"data", "blob"} and parts.hostname not in LOCAL_HOSTS
+
+
 def _new_page(browser, recorder: Recorder, width: int, height: int, service_workers: str = "block"):
     # The guide's service worker answers from its own cache once installed,
-    # which would hide the server (and this routing) from tests that reload;
-    # tests of offline use allow it (tests/browser/test_offline.py).
+    # which would hide the server from tests that reload; tests of offline use
+    # allow it (tests/browser/test_offline.py).
     context = browser.new_context(viewport={"width": width, "height": height}, service_workers=service_workers)
-
-    def route(r):
-        url = r.request.url
-        parts = urlsplit(url)
-        if parts.scheme in {"data", "blob"} or parts.hostname in LOCAL_HOSTS:
-            r.continue_()
-        else:
-            recorder.foreign.append(url)
-            r.abort()
-
-    context.route("**/*", route)
+    # Requests are recorded by a listener, not routed: routing turns the HTTP cache off, and every
+    # reload would fetch Python's 10 MB of WebAssembly again. Chromium cannot reach another host
+    # anyway (tests/chromium.py resolves no name but this machine's); a request for one fails the test.
+    context.on("request", lambda request: is_foreign(request.url) and recorder.foreign.append(request.url))
     page = context.new_page()
     page.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
     page.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
@@ -191,8 +190,8 @@ def phone_page(browser, recorder):
 
 @pytest.fixture
 def two_tabs(browser, recorder):
-    """Two tabs of one browser (one context: one localStorage), routed and
-    recorded like conftest's ``page``: no other origin, no page error, no
+    """Two tabs of one browser (one context: one localStorage), recorded
+    like conftest's ``page``: no other origin, no page error, no
     console error, in either tab."""
     context, first = _new_page(browser, recorder, 1280, 900)
     second = context.new_page()

@@ -274,7 +274,12 @@ def precompile_bytecode(pyodide_dir: Path, wheel: Path | None, static: Path) -> 
     key = snapshot_key([pyodide_dir / "python_stdlib.zip", *PRECOMPILE_INPUTS, *([wheel] if wheel else [])])[:12]
     names = Bytecode(f"python_stdlib-{key}.zip", f"labs-bytecode-{key}.zip" if wheel else "", f"python_stdlib_rest-{key}.zip")
     out, labs_out, rest_out = static / "pyodide" / names.stdlib, static / "wheels" / names.labs, static / "pyodide" / names.stdlib_rest
+    sources = out.parent / f"{out.stem}-src"
     if out.is_file() and rest_out.is_file() and (not wheel or labs_out.is_file()):
+        return names
+    made = [out, rest_out, sources] + ([labs_out] if wheel else [])
+    if _from_cache(pyodide_dir, f"bytecode-{key}", made):
+        _remove_older(out, labs_out, names, sources)
         return names
     node = shutil.which("node")
     if node is None:
@@ -289,7 +294,6 @@ def precompile_bytecode(pyodide_dir: Path, wheel: Path | None, static: Path) -> 
         raise ExtensionError(f"pyodide_cells: precompiling the standard library failed:\n{proc.stderr[-2000:]}")
     # The sources the zips hold as bytecode only, one file each, for the worker
     # to fetch when a traceback or inspect.getsource asks for one.
-    sources = out.parent / f"{out.stem}-src"
     with zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as stock:
         for part in (out, rest_out):
             with zipfile.ZipFile(part) as compiled:
@@ -298,12 +302,52 @@ def precompile_bytecode(pyodide_dir: Path, wheel: Path | None, static: Path) -> 
                         target = sources / pyc[:-1]
                         target.parent.mkdir(parents=True, exist_ok=True)
                         target.write_bytes(stock.read(pyc[:-1]))
+    _remove_older(out, labs_out, names, sources)
+    _to_cache(pyodide_dir, f"bytecode-{key}", made)
+    logger.info("pyodide_cells: %s %s %s (%s)", *names, proc.stdout.strip())
+    return names
+
+
+def _remove_older(out: Path, labs_out: Path, names: Bytecode, sources: Path) -> None:
+    """Remove earlier builds' standard library and labs bytecode from the site."""
     for old in [*out.parent.glob("python_stdlib-*"), *out.parent.glob("python_stdlib_rest-*"),
                 *labs_out.parent.glob("labs-bytecode-*")]:
         if old.name not in (*names, sources.name):
             shutil.rmtree(old) if old.is_dir() else old.unlink()
-    logger.info("pyodide_cells: %s %s %s (%s)", *names, proc.stdout.strip())
-    return names
+
+
+# What Node makes (the precompiled standard library, the start-up snapshot) is kept by its
+# inputs' digest outside the site, beside precompress.py's Brotli copies: `nox -s tests` and
+# `nox -s docs` wipe the site before they build, and the offline tests build copies of it; an
+# unchanged input is worked out once per machine. A key names one content, so a cached file
+# is never stale; delete the folder to start again.
+def _cache_dir(pyodide_dir: Path, entry: str) -> Path:
+    return pyodide_dir.parent / ".cache" / "pyodide_cells" / entry
+
+
+def _from_cache(pyodide_dir: Path, entry: str, files: list[Path]) -> bool:
+    """Copy ``files`` (by name) from the cache ``entry`` into place; False (nothing copied) on a miss."""
+    folder = _cache_dir(pyodide_dir, entry)
+    if not (folder / ".complete").is_file() or not all((folder / f.name).exists() for f in files):
+        return False
+    for f in files:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if (folder / f.name).is_dir():
+            shutil.rmtree(f, ignore_errors=True)
+            shutil.copytree(folder / f.name, f)
+        else:
+            shutil.copy2(folder / f.name, f)
+    return True
+
+
+def _to_cache(pyodide_dir: Path, entry: str, files: list[Path]) -> None:
+    """Keep ``files`` in the cache ``entry``, marked complete only once all are in (a build cut short leaves no half entry)."""
+    folder = _cache_dir(pyodide_dir, entry)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for f in files:
+        shutil.copytree(f, folder / f.name) if f.is_dir() else shutil.copy2(f, folder / f.name)
+    (folder / ".complete").touch()
 
 
 class SiteSnapshot(NamedTuple):
@@ -328,7 +372,7 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
     """
     name = SITE_SNAPSHOT_NAME.replace("*", key)
     out = static / "pyodide_cells" / name
-    if not out.is_file():
+    if not out.is_file() and not _from_cache(pyodide_dir, f"snapshot-{key}", [out]):
         node = shutil.which("node")
         if node is None:
             raise ExtensionError("pyodide_cells: Node.js (node) is needed to make the start-up snapshot")
@@ -342,6 +386,7 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0 or not out.is_file():
             raise ExtensionError(f"pyodide_cells: making the start-up snapshot failed:\n{proc.stderr[-2000:]}")
+        _to_cache(pyodide_dir, f"snapshot-{key}", [out])
         logger.info("pyodide_cells: %s (%s)", name, proc.stdout.strip())
     for old in out.parent.glob(SITE_SNAPSHOT_NAME + "*"):
         if old.name not in (name, name + ".br"):

@@ -40,3 +40,25 @@ def test_only_the_last_disable_features_switch_is_read():
     line = "chromium --disable-features=A,B --headless --disable-features=C, --x=1"
     assert disabled_features(line) == ["C"]
     assert disabled_features("chromium --headless") == []
+
+
+def test_a_request_to_another_host_is_recorded_and_never_answered(browser, base_url):
+    """The fixtures' guard (conftest's recorder): a page's and a Web Worker's request to another host
+    are both recorded, and fail as the network would, without reaching any host."""
+    from tests.conftest import Recorder, _new_page
+
+    recorder = Recorder()
+    context, page = _new_page(browser, recorder, 800, 600)
+    try:
+        page.goto(f"{base_url}/index.html")
+        worker = "fetch('http://example.com/from-worker').then(() => postMessage('answered'), () => postMessage('failed'))"
+        outcomes = page.evaluate("""async (worker) => {
+            const page = await fetch('http://example.com/from-page', {mode: 'no-cors'}).then(() => 'answered', () => 'failed');
+            const w = new Worker(URL.createObjectURL(new Blob([worker], {type: 'text/javascript'})));
+            const fromWorker = await new Promise((resolve) => { w.onmessage = (e) => resolve(e.data); });
+            return [page, fromWorker];
+        }""", worker)
+    finally:
+        context.close()
+    assert outcomes == ["failed", "failed"]
+    assert sorted(recorder.foreign) == ["http://example.com/from-page", "http://example.com/from-worker"]

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from labs.autograd import build_neuron
 from labs.checks import doctest_blocks, run_blocks
 from tests.browser.helpers import (TIMEOUT, cell, check, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
-from tests.pages import exercise_code, micrograd_solution, read_page
+from tests.pages import check_count, exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser
 EXERCISE, GRAPH = 0, 1  # the page's cells, in order
@@ -32,7 +32,7 @@ def passing(first: str, second: str | None = None) -> list[str]:
     return [r.check.name for r in results if not r.check.setup and r.status == "passed"]
 
 
-CHECKS = 22  # the page's named checks: 10 of exercise 1, 12 of exercise 2
+CHECKS = check_count("micrograd.md")  # the page's named checks, both exercises
 
 
 def graph_svg_text(page):
