@@ -651,6 +651,7 @@ def test_every_response_says_nosniff(site):
         ("/index.html", {"If-Modified-Since": modified}), ("/missing", {}), ("/%00", {}), ("/", {"Host": "evil.example"})]]
     assert [answer.status for answer in answers] == [200, 200, 200, 304, 404, 400, 421]
     assert all(answer.headers["X-Content-Type-Options"] == "nosniff" for answer in answers)
+    assert all("frame-ancestors 'self'" in answer.headers["Content-Security-Policy"] for answer in answers)
     redirect = raw_reply(("127.0.0.1", port), b"GET /_static HTTP/1.0\r\n\r\n")  # a folder without its slash
     assert redirect.startswith(b"HTTP/1.0 301") and header_block(redirect)["x-content-type-options"] == "nosniff"
     assert raw_reply(("127.0.0.1", port), b"GET /\r\n\r\n").startswith(b"HTTP/1.0 200")  # HTTP/0.9 gets headers too

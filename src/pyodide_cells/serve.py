@@ -78,9 +78,16 @@ ISOLATION = {
     "Cross-Origin-Embedder-Policy": "require-corp",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-# On every response, errors included: a file is only ever what its Content-Type says (a
-# learner's .py or .txt is never run as a script or a style sheet).
-ALWAYS = {"X-Content-Type-Options": "nosniff"}
+# On every response, errors included. nosniff: a file is only ever what its Content-Type says
+# (a .py or .txt is never run as a script or a style sheet). The Content-Security-Policy keeps
+# to what the site meets as built: no other site may frame it (COOP does not stop framing),
+# no <base> may redirect its relative URLs, no plug-ins. It leaves scripts alone: the pages
+# have inline scripts (Furo's theme, the runtime's configuration) and Pyodide evaluates code,
+# so a script policy would need per-build hashes and 'unsafe-eval'.
+ALWAYS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "frame-ancestors 'self'; base-uri 'self'; object-src 'none'",
+}
 CACHE_FOREVER = "public, max-age=31536000, immutable"
 CACHE_A_DAY = "public, max-age=86400"
 REVALIDATE = "no-cache"
@@ -89,7 +96,7 @@ REVALIDATE = "no-cache"
 def policy(url_path: str) -> dict[str, str]:
     """The headers the site wants for a found file at ``url_path`` (query included).
 
-    Cross-origin isolation everywhere; ``Cache-Control``: a year, unasked, for
+    Cross-origin isolation and ``ALWAYS`` everywhere; ``Cache-Control``: a year, unasked, for
     one version of a file (:func:`is_versioned`), a day for the runtime's
     vendored folders (``LONG_CACHE``), and revalidation for the rest, pages
     first. Errors are never stored (the handler sends ``no-store`` instead).
@@ -103,7 +110,7 @@ def policy(url_path: str) -> dict[str, str]:
         cache = CACHE_A_DAY
     else:
         cache = REVALIDATE
-    return {**ISOLATION, "Cache-Control": cache}
+    return {**ISOLATION, **ALWAYS, "Cache-Control": cache}
 
 
 def headers_file(root: str | Path) -> str:
@@ -112,7 +119,7 @@ def headers_file(root: str | Path) -> str:
 
     Those hosts join the values of a header when several rules match a path,
     so no two rules here set the same header for one file: ``/*`` sets the
-    isolation headers, and the other rules set a ``Cache-Control`` other than
+    isolation headers and ``ALWAYS``, and the other rules set a ``Cache-Control`` other than
     revalidation (the hosts' default for the rest: ``max-age=0,
     must-revalidate``), one rule per folder whose files all share it
     (``/_static/katex/*``), else one per file (Cloudflare reads at most 100
@@ -146,7 +153,7 @@ def headers_file(root: str | Path) -> str:
 
     cover("/")
     lines = ["# Written by the build from pyodide_cells.serve.policy: edit that, not this file.", "/*"]
-    lines += [f"  {name}: {value}" for name, value in ISOLATION.items()]
+    lines += [f"  {name}: {value}" for name, value in {**ISOLATION, **ALWAYS}.items()]
     for pattern, cache in rules:
         lines += [urllib.parse.quote(pattern, safe="/*"), f"  Cache-Control: {cache}"]
     return "\n".join(lines) + "\n"
@@ -449,7 +456,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         # send_error for a malformed request line comes before the stdlib sets self.path.
-        headers = {**policy(getattr(self, "path", "/")), **ALWAYS}
+        headers = policy(getattr(self, "path", "/"))
         if getattr(self, "status", 0) not in (http.HTTPStatus.OK, http.HTTPStatus.NOT_MODIFIED):
             # A 404 kept for a year would outlive the file's coming back (a
             # rebuild in progress, a deploy): errors are asked for again.
