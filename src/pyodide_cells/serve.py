@@ -29,10 +29,14 @@ the build writes it as ``_headers`` for static hosts that read that file
 
 It serves the built site and nothing else: no file or folder whose name starts
 with a dot (Sphinx's ``.doctrees`` and ``.buildinfo``), no directory listings,
-nothing a symbolic link points to outside the site, and a 400 for a path that
-is not text (``%00``, a lone surrogate). Many concurrent requests queue rather
-than being refused, and a client that stops sending in the middle of a request
-is dropped after a timeout.
+nothing a symbolic link points to outside the site (checked on the file sent,
+after ``.html``, ``index.html`` or the ``.br`` copy is chosen), and a 400 for a
+path that is not text (``%00``, a lone surrogate). Bursts of requests queue
+rather than being refused, up to ``MAX_CONNECTIONS`` served at once (then a
+503); a client that stops sending, or trickles bytes, in the middle of a request
+is dropped after ``HEADER_DEADLINE``. Every response has a status line and
+``ALWAYS`` (nosniff, a Content-Security-Policy), and a ``Host`` that is not an
+IP address, ``localhost`` or the server's own name gets a 421 (DNS rebinding).
 """
 
 from __future__ import annotations
