@@ -29,10 +29,14 @@ the build writes it as ``_headers`` for static hosts that read that file
 
 It serves the built site and nothing else: no file or folder whose name starts
 with a dot (Sphinx's ``.doctrees`` and ``.buildinfo``), no directory listings,
-nothing a symbolic link points to outside the site, and a 400 for a path that
-is not text (``%00``, a lone surrogate). Many concurrent requests queue rather
-than being refused, and a client that stops sending in the middle of a request
-is dropped after a timeout.
+nothing a symbolic link points to outside the site (checked on the file sent,
+after ``.html``, ``index.html`` or the ``.br`` copy is chosen), and a 400 for a
+path that is not text (``%00``, a lone surrogate). Bursts of requests queue
+rather than being refused, up to ``MAX_CONNECTIONS`` served at once (then a
+503); a client that stops sending, or trickles bytes, in the middle of a request
+is dropped after ``HEADER_DEADLINE``. Every response has a status line and
+``ALWAYS`` (nosniff, a Content-Security-Policy), and a ``Host`` that is not an
+IP address, ``localhost`` or the server's own name gets a 421 (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import functools
 import gzip
 import http.server
 import io
+import ipaddress
 import os
 import posixpath
 import re
@@ -77,6 +82,16 @@ ISOLATION = {
     "Cross-Origin-Embedder-Policy": "require-corp",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
+# On every response, errors included. nosniff: a file is only ever what its Content-Type says
+# (a .py or .txt is never run as a script or a style sheet). The Content-Security-Policy keeps
+# to what the site meets as built: no other site may frame it (COOP does not stop framing),
+# no <base> may redirect its relative URLs, no plug-ins. It leaves scripts alone: the pages
+# have inline scripts (Furo's theme, the runtime's configuration) and Pyodide evaluates code,
+# so a script policy would need per-build hashes and 'unsafe-eval'.
+ALWAYS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "frame-ancestors 'self'; base-uri 'self'; object-src 'none'",
+}
 CACHE_FOREVER = "public, max-age=31536000, immutable"
 CACHE_A_DAY = "public, max-age=86400"
 REVALIDATE = "no-cache"
@@ -85,7 +100,7 @@ REVALIDATE = "no-cache"
 def policy(url_path: str) -> dict[str, str]:
     """The headers the site wants for a found file at ``url_path`` (query included).
 
-    Cross-origin isolation everywhere; ``Cache-Control``: a year, unasked, for
+    Cross-origin isolation and ``ALWAYS`` everywhere; ``Cache-Control``: a year, unasked, for
     one version of a file (:func:`is_versioned`), a day for the runtime's
     vendored folders (``LONG_CACHE``), and revalidation for the rest, pages
     first. Errors are never stored (the handler sends ``no-store`` instead).
@@ -99,7 +114,7 @@ def policy(url_path: str) -> dict[str, str]:
         cache = CACHE_A_DAY
     else:
         cache = REVALIDATE
-    return {**ISOLATION, "Cache-Control": cache}
+    return {**ISOLATION, **ALWAYS, "Cache-Control": cache}
 
 
 def headers_file(root: str | Path) -> str:
@@ -108,7 +123,7 @@ def headers_file(root: str | Path) -> str:
 
     Those hosts join the values of a header when several rules match a path,
     so no two rules here set the same header for one file: ``/*`` sets the
-    isolation headers, and the other rules set a ``Cache-Control`` other than
+    isolation headers and ``ALWAYS``, and the other rules set a ``Cache-Control`` other than
     revalidation (the hosts' default for the rest: ``max-age=0,
     must-revalidate``), one rule per folder whose files all share it
     (``/_static/katex/*``), else one per file (Cloudflare reads at most 100
@@ -142,7 +157,7 @@ def headers_file(root: str | Path) -> str:
 
     cover("/")
     lines = ["# Written by the build from pyodide_cells.serve.policy: edit that, not this file.", "/*"]
-    lines += [f"  {name}: {value}" for name, value in ISOLATION.items()]
+    lines += [f"  {name}: {value}" for name, value in {**ISOLATION, **ALWAYS}.items()]
     for pattern, cache in rules:
         lines += [urllib.parse.quote(pattern, safe="/*"), f"  Cache-Control: {cache}"]
     return "\n".join(lines) + "\n"
@@ -253,8 +268,21 @@ class _Deadline:
         self.handler.connection.settimeout(left)
 
     def readline(self, limit: int = -1) -> bytes:
-        self._wait()
-        return self.raw.readline(limit)
+        # Byte by byte as they come, not the buffered reader's readline: that waits on each
+        # receive with the timeout set once, so a client sending a byte a second inside one
+        # header line was never dropped.
+        line = bytearray()
+        while limit < 0 or len(line) < limit:
+            self._wait()
+            chunk = self.raw.peek(1)  # what is buffered, or one receive, waiting at most the time left
+            if not chunk:
+                break  # the client closed the connection
+            want = len(chunk) if limit < 0 else min(len(chunk), limit - len(line))
+            end = chunk.find(b"\n", 0, want)
+            line += self.raw.read(end + 1 if end >= 0 else want)
+            if end >= 0:
+                break
+        return bytes(line)
 
     def read(self, n: int = -1) -> bytes:
         self._wait()
@@ -264,15 +292,28 @@ class _Deadline:
         return getattr(self.raw, name)
 
 
+# Seconds a request's line and headers may take to arrive, all together, once its first byte
+# has: a client that trickles one header line, or one byte of a line, every few seconds is
+# dropped too.
+HEADER_DEADLINE = 30.0
+# Seconds a connection may wait for a request's first byte: a browser opens connections ahead
+# of need and keeps them between requests; closing them sooner than it drops them makes it send
+# a request on a closed socket.
+IDLE_TIMEOUT = 120.0
+# Connections served at once (one thread each). A browser opens at most 6 to a host per
+# profile, so this is a classroom behind one address; past it, new connections wait in the
+# listen backlog for up to QUEUE_WAIT seconds, then get a 503.
+MAX_CONNECTIONS = 512
+QUEUE_WAIT = 5.0
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    # Seconds a request's line and headers may take to arrive, all together, once its first
-    # byte has (a client that trickles one header line every few seconds is dropped too).
-    timeout = 30
-    # Seconds a connection may wait for a request's first byte: a browser opens connections
-    # ahead of need and keeps them between requests; closing them sooner than it drops them
-    # makes it send a request on a closed socket.
-    idle_timeout = 120
+    timeout = HEADER_DEADLINE
+    idle_timeout = IDLE_TIMEOUT
     deadline = 0.0
+    # A request line that fails to parse is answered as HTTP/1.0, with a status line and the
+    # headers (the stdlib's default, HTTP/0.9, sends a bare page: `GET / HTTP/2.0` got one).
+    default_request_version = "HTTP/1.0"
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".wasm": "application/wasm",
@@ -300,7 +341,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         super().handle_one_request()
 
     def refused(self) -> int | None:
-        """Why the request's path is not served (400, 404), or None when it may be."""
+        """Why the request's path is not served (400, 404), or None when it may be (send_head then
+        checks where the file it serves really is)."""
         raw = self.path.split("?", 1)[0].split("#", 1)[0]
         try:
             text = urllib.parse.unquote(raw, errors="strict")
@@ -311,10 +353,6 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             return http.HTTPStatus.BAD_REQUEST
         if any(part.startswith(".") for part in posixpath.normpath(text).split("/")):
             return http.HTTPStatus.NOT_FOUND  # .doctrees, .buildinfo: the build's, not the site's
-        root = os.path.realpath(self.directory)
-        real = os.path.realpath(self.translate_path(self.path))
-        if real != root and not real.startswith(root + os.sep):
-            return http.HTTPStatus.NOT_FOUND  # a symbolic link out of the site
         return None
 
     def list_directory(self, path):
@@ -322,42 +360,99 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
         return None
 
+    def inside(self, path: str) -> bool:
+        """True when ``path``, every symbolic link followed, is in the site's folder."""
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(path)
+        return real == root or real.startswith(root + os.sep)
+
+    def host_refused(self) -> bool:
+        """True when the request names a host this server is not: a page of another site whose
+        name was made to resolve to 127.0.0.1 (DNS rebinding) must not read the guide through
+        the learner's browser. Accepted: an IP address, ``localhost`` and the name the server was
+        started with, at the server's port. A request without ``Host`` (HTTP/1.0 tools) is served:
+        browsers always send one."""
+        host = self.headers.get("Host")
+        if host is None:
+            return False
+        host = host.strip()
+        if host.startswith("["):  # [::1]:8000
+            name, _, rest = host[1:].partition("]")
+            given = rest[1:] if rest.startswith(":") else ""
+        elif host.count(":") == 1:
+            name, given = host.split(":")
+        else:
+            name, given = host, ""
+        if (given or "80") != str(self.server.server_address[1]):
+            return True
+        name = name.lower()
+        try:
+            ipaddress.ip_address(name)
+            return False
+        except ValueError:
+            return name not in ("localhost", str(getattr(self.server, "host_name", "localhost")).lower())
+
     def send_head(self):
-        """Serve a compressed copy when the client accepts gzip; else as the stdlib does."""
+        """Serve the file the request names (a folder's index.html, a page's .html), a compressed
+        copy when the client accepts one, after checking where the file really is."""
         self.connection.settimeout(self.timeout)  # the request is in: the response gets the whole timeout per write
+        if self.host_refused():
+            self.send_error(http.HTTPStatus.MISDIRECTED_REQUEST, "This server answers for 127.0.0.1 and localhost only")
+            return None
         refused = self.refused()
         if refused:
             self.send_error(refused)
             return None
+        url = self.path.split("?", 1)[0].split("#", 1)[0]
         path = self.translate_path(self.path)
-        if os.path.isdir(path) and self.path.split("?", 1)[0].endswith("/") and os.path.isfile(os.path.join(path, "index.html")):
+        if os.path.isdir(path):
+            if not url.endswith("/"):
+                return super().send_head()  # the stdlib's redirect to the folder's URL with a slash
             path = os.path.join(path, "index.html")  # a folder's page, gzipped like any page
         elif not os.path.exists(path) and os.path.isfile(path + ".html"):
             path += ".html"  # /micrograd is /micrograd.html, as static hosts and the service worker have it
-            self.path = self.path.split("?", 1)[0] + ".html"
+            self.path = url + ".html"
+        # Where the file really is, checked on the path that is served, after every substitution
+        # above: a link named leak.html, or a folder's index.html that is a link, is a way out too.
+        if not os.path.isfile(path) or not self.inside(path):
+            self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
+            return None
         accept = self.headers.get("Accept-Encoding", "")
         coding = brotli_copy(path) if accepts_gzip(accept, "br") else None
-        if coding is None and not (accepts_gzip(accept) and os.path.isfile(path) and path.endswith(COMPRESSIBLE)):
-            return super().send_head()
-        stat = os.stat(path)
-        modified = email.utils.formatdate(stat.st_mtime, usegmt=True)
-        if not_modified_since(self.headers.get("If-Modified-Since"), stat.st_mtime):
-            self.send_response(http.HTTPStatus.NOT_MODIFIED)
-            self.end_headers()
+        if coding is not None and not self.inside(coding):
+            coding = None  # a link out of the site named like a copy is no copy of the build's
+        gzipped = coding is None and accepts_gzip(accept) and path.endswith(COMPRESSIBLE)
+        try:
+            # The body is a file, streamed by copyfile in bounded reads (shutil's buffer), never
+            # read whole: 150 slow clients of the 2.3 MB Brotli wasm held 310 MB when it was.
+            body = open(coding or path, "rb")
+        except OSError:
+            self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
             return None
-        if coding is not None:
-            with open(coding, "rb") as f:
-                body = f.read()
-        else:
-            body = _gzip_cache.get(path)
-        self.send_response(http.HTTPStatus.OK)
-        self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Encoding", "gzip" if coding is None else "br")
-        self.send_header("Vary", "Accept-Encoding")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Last-Modified", modified)
-        self.end_headers()
-        return io.BytesIO(body)
+        try:
+            stat = os.stat(path)
+            if not_modified_since(self.headers.get("If-Modified-Since"), stat.st_mtime):
+                body.close()
+                self.send_response(http.HTTPStatus.NOT_MODIFIED)
+                self.end_headers()
+                return None
+            if gzipped:
+                body.close()
+                body = io.BytesIO(_gzip_cache.get(path))  # kept in memory within the cache's bound
+            length = body.getbuffer().nbytes if isinstance(body, io.BytesIO) else os.fstat(body.fileno()).st_size
+            self.send_response(http.HTTPStatus.OK)
+            self.send_header("Content-Type", self.guess_type(path))
+            if coding is not None or gzipped:
+                self.send_header("Content-Encoding", "br" if coding is not None else "gzip")
+            if coding is not None or path.endswith(COMPRESSIBLE):
+                self.send_header("Vary", "Accept-Encoding")
+            self.send_header("Content-Length", str(length))
+            self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
+            self.end_headers()
+            return body
+        except BaseException:
+            body.close()
+            raise
 
     def send_response(self, code, message=None) -> None:
         self.status = int(code)  # end_headers caches only what was found
@@ -381,27 +476,72 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False,
-                timeout: float = SiteHandler.timeout, idle_timeout: float = SiteHandler.idle_timeout):
+                timeout: float | None = None, idle_timeout: float | None = None):
     """Return a ThreadingHTTPServer serving ``root``; ``port=0`` picks a free port.
-    ``timeout``: seconds a request's line and headers may take once begun; ``idle_timeout``:
-    seconds a connection may wait for a request to begin.
+    ``timeout``: seconds a request's line and headers may take once begun (``HEADER_DEADLINE``);
+    ``idle_timeout``: seconds a connection may wait for a request to begin (``IDLE_TIMEOUT``).
+    At most ``MAX_CONNECTIONS`` are served at once (read when the server is made).
 
     Raises FileNotFoundError if ``root`` has no index.html (the site is not built).
     """
     root = Path(root)
     if not (root / "index.html").is_file():
         raise FileNotFoundError(f"no built site at {root} (index.html missing); build it first")
-    handler = functools.partial(type("Handler", (SiteHandler,), {"timeout": timeout, "idle_timeout": idle_timeout}),
-                                directory=str(root))
+    handler = functools.partial(type("Handler", (SiteHandler,), {
+        "timeout": HEADER_DEADLINE if timeout is None else timeout,
+        "idle_timeout": IDLE_TIMEOUT if idle_timeout is None else idle_timeout,
+    }), directory=str(root))
     server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
+    server.host_name = host  # type: ignore[attr-defined]
     return server
+
+
+# What a connection past MAX_CONNECTIONS gets: a status line and headers, not a reset.
+BUSY = ("HTTP/1.0 503 Service Unavailable\r\n"
+        + "".join(f"{name}: {value}\r\n" for name, value in {**ISOLATION, **ALWAYS}.items())
+        + "Cache-Control: no-store\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").encode()
 
 
 class SiteServer(http.server.ThreadingHTTPServer):
     # socketserver's listen backlog is 5: a page's burst of requests (or many
     # learners at once) overflowed it and requests went unanswered.
     request_queue_size = 1024
+    daemon_threads = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.queue_wait = QUEUE_WAIT
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address) -> None:
+        # The accept loop waits here for a free slot, so a burst stays queued in the backlog
+        # and is served in turn; a server still full after queue_wait says so.
+        if not self.slots.acquire(timeout=self.queue_wait):
+            self.refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def refuse(self, request) -> None:
+        """Answer 503 to a connection past the cap, without blocking the accept loop."""
+        try:
+            request.setblocking(False)
+            request.sendall(BUSY)  # a few hundred bytes: a new socket's send buffer holds them
+            while request.recv(65536):  # what the client sent, so closing does not reset the connection
+                pass
+        except OSError:
+            pass
+        self.shutdown_request(request)
 
     def handle_error(self, request, client_address) -> None:
         """A client that went away (a closed tab, a cancelled download) is not an error worth a traceback."""

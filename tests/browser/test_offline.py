@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, editor, run_and_wait, set_code
@@ -78,9 +79,10 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
     page.goto(f"{host.base}/paged_attention.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert page.locator("h1").inner_text().startswith("Lab 3")
-    page.goto(f"{host.base}/deeper/no-such-page.html")
-    assert page.locator("h1").inner_text() == "There is no such page"
-    assert page.get_by_role("link", name="Go to the guide's first page").get_attribute("href") == f"{host.base}/"
+    # A page that is not one of the guide's is not the worker's to answer (another app may be
+    # served at this address later): it goes to the network, which is gone.
+    with pytest.raises(PlaywrightError, match="ERR_CONNECTION_REFUSED"):
+        page.goto(f"{host.base}/deeper/no-such-page.html")
 
 
 def test_the_offline_copy_waits_while_the_learner_types(sw_page, base_url):

@@ -8,6 +8,8 @@
 //   "ready"        this version of the site works offline
 //   "update-ready" a newer version is kept and waits for a reload
 //   "failed"       it could not be kept (the page still works online)
+//   "removed"      the address had `?unregister-sw`: the worker and its caches are gone
+//                  (sw.js does the same when it answers that address; this is for a page it did not)
 
 /** @param {string} state */
 const setState = (state) => {
@@ -119,6 +121,11 @@ function watch(registration) {
  */
 export async function keepOffline(root) {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return setState("unsupported");
+  if (new URLSearchParams(location.search).has("unregister-sw")) {
+    await (await navigator.serviceWorker.getRegistration(root.href))?.unregister();
+    for (const name of await caches.keys()) if (name.startsWith("lab-guide-")) await caches.delete(name); // sw.js's PREFIX
+    return setState("removed");
+  }
   await pageSettled();
   try {
     const registration = await navigator.serviceWorker.register(new URL("sw.js", root), { scope: root.pathname });

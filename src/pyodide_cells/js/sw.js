@@ -5,8 +5,15 @@
 // - Offline: on install it keeps every page and the runtime (Pyodide, the
 //   standard library, the wheels, CodeMirror, Graphviz, KaTeX) in a cache of
 //   its own version, and answers from that cache first, so a page opens and
-//   runs its cells with the network gone. What it does not hold it fetches
-//   and keeps; a page it cannot get says that it needs the network once.
+//   runs its cells with the network gone.
+// - The guide's files only: it answers, and keeps, only the files the build
+//   listed (SW_FILES) and the pages' addresses without `.html`. Every other
+//   request, on this origin too, goes to the network as if it were not here:
+//   another app served later at the same address and port is never answered
+//   with the guide, and nothing of it is kept.
+// - Removable: opening any address under its scope with `?unregister-sw`
+//   unregisters it and deletes its caches (docs/publish.md), whatever the
+//   server now serves there.
 // - One version at a time: a rebuilt site is a new version (a new cache),
 //   filled completely before it takes over; the page offers a reload
 //   (nav.js), and the old cache is dropped when the new worker activates.
@@ -61,45 +68,54 @@ function isolated(response) {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
+/** The guide's files, as absolute paths (`/_static/x.js`): the only URLs answered and kept. */
+const OWN = new Set(FILES.map((path) => new URL(path, BASE).pathname));
+
 /**
- * What the cache holds for a request: the URL itself (the cache holds one
- * version of the site, so a ?v= adds nothing), or for a page, the file a host
- * serves for it (`/` is `/index.html`, `/lab` is `/lab.html`).
- * @param {Cache} cache @param {Request} request
+ * The cache's key for a request of one of the guide's files, or null for any other request.
+ * The key is the file's URL without its query (the cache holds one version of the site, so a
+ * ?v= adds nothing); a page's address is its file's as a host serves it (`/` is
+ * `/index.html`, `/lab` is `/lab.html`).
+ * @param {Request} request
  */
-async function cached(cache, request) {
-  const found = await cache.match(request, { ignoreSearch: true });
-  if (found || request.mode !== "navigate") return found;
+function ownKey(request) {
   const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== BASE.origin) return null;
   url.search = "";
+  url.hash = "";
+  if (OWN.has(url.pathname)) return url.href;
+  if (request.mode !== "navigate") return null;
   url.pathname = url.pathname.endsWith("/") ? `${url.pathname}index.html` : `${url.pathname}.html`;
-  return cache.match(url.href);
+  return OWN.has(url.pathname) ? url.href : null;
 }
 
-/** @param {Request} request */
-async function answer(request) {
+/** @param {Request} request @param {string} key */
+async function answer(request, key) {
   const cache = await caches.open(CACHE);
-  const hit = await cached(cache, request);
+  const hit = await cache.match(key);
   if (hit) return isolated(hit);
   try {
     const response = await fetch(request);
-    if (response.ok && response.type === "basic") await cache.put(request, response.clone());
+    if (response.ok && response.type === "basic") await cache.put(key, response.clone());
     return isolated(response);
   } catch (err) {
     if (request.mode !== "navigate") throw err;
-    return isolated(offline(request.url));
+    return isolated(offline(key));
   }
 }
 
-/** Offline, a page the cache does not hold: one of the site's not kept yet, or no page at all. @param {string} url */
-function offline(url) {
-  const path = new URL(url).pathname;
-  const rel = path.startsWith(BASE.pathname) ? path.slice(BASE.pathname.length) : path;
-  const known = FILES.includes(rel) || FILES.includes(`${rel}.html`) || FILES.includes(`${rel}index.html`);
-  const name = (rel || "index.html").replace(/[<>&"]/g, "");
-  const [title, text] = known
-    ? ["This page needs the network once", `You are offline, and <code>${name}</code> is not kept in this browser yet. Pages of the guide you have opened before work offline; this one will too after one visit online.`]
-    : ["There is no such page", `The guide has no page at <code>${name}</code>. You are offline, so this is its copy kept in this browser answering.`];
+/** Offline, a page of the guide the cache does not hold (evicted by the browser). @param {string} key */
+function offline(key) {
+  const path = new URL(key).pathname;
+  const name = path.slice(BASE.pathname.length).replace(/[<>&"]/g, "");
+  return page(
+    "This page needs the network once",
+    `You are offline, and <code>${name}</code> is not kept in this browser yet. Pages of the guide you have opened before work offline; this one will too after one visit online.`,
+  );
+}
+
+/** A page of the worker's own, never stored. @param {string} title @param {string} text */
+function page(title, text) {
   const html = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${title} · AI-Systems Lab Guide</title><link rel="icon" href="data:,">
 <body style="font: 16px/1.5 system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem">
@@ -110,14 +126,25 @@ function offline(url) {
   return new Response(html, { status: 200, headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
 }
 
-// The site's start-up snapshot (assets.make_snapshot, 20 MB) goes to the network
-// untouched: a browser that restores it keeps it in OPFS, and it is not kept for
-// offline use (publish.py), so the cache would only hold it twice.
-const NOT_KEPT = /\/_static\/pyodide_cells\/startup-[0-9a-f]+\.bin$/;
+/** `?unregister-sw`: the worker removes itself and every cache of the guide, and says so. */
+async function unregister() {
+  await sw.registration.unregister();
+  for (const name of await caches.keys()) if (name.startsWith(PREFIX)) await caches.delete(name);
+  return page(
+    "The guide's offline copy is removed",
+    "This browser no longer keeps the guide, and its service worker no longer answers at this address. Opening a page of the guide again keeps it again once its Python has started.",
+  );
+}
 
 sw.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  if (request.method !== "GET" || url.origin !== sw.location.origin || NOT_KEPT.test(url.pathname)) return;
-  event.respondWith(answer(request));
+  if (request.mode === "navigate" && url.origin === BASE.origin && url.pathname.startsWith(BASE.pathname) && url.searchParams.has("unregister-sw")) {
+    event.respondWith(unregister());
+    return;
+  }
+  // The site's start-up snapshot (assets.make_snapshot) is not among the files either: a
+  // browser that restores it keeps it in OPFS, so the cache would only hold it twice.
+  const key = ownKey(request);
+  if (key) event.respondWith(answer(request, key));
 });
