@@ -3,7 +3,7 @@
 A doctest block in a page is a fenced ``python`` block whose first line starts
 with ``>>>``. It ends with a blank line before the closing fence, because
 ``pytest --doctest-glob="*.md"`` reads the whole page as one doctest and would
-otherwise take the fence for expected output (DESIGN.md section 4). Sphinx keeps
+otherwise take the fence for expected output (CONTRIBUTING.md, "Checks"). Sphinx keeps
 that blank line; :class:`StripDoctestBlankLine` removes it from the rendered
 block and marks the block with the ``doctest-block`` class, which the page's
 assertion console looks for.

@@ -10,6 +10,7 @@ import { OutputArea } from "./output.js";
 import { holdFirstOutput } from "./hold.js";
 import { hangingColumns, showLines } from "./codelines.js";
 import { LIMITS } from "./protocol.js";
+import { STOPPED } from "./scheduler.js";
 import { describe } from "./statusbar.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./storage.js").EditStore} EditStore */
@@ -373,7 +374,7 @@ export class Cell {
     } else if (state === "running") text = s.stopping ? "Stopping…" : "Running…";
     else if (state === "done" && run) text = `Ran in ${(run.answer?.ms ?? 0).toFixed(1)} ms`;
     else if (state === "error" && run) text = run.reason || "Failed: see the error below";
-    else if (state === "interrupted" && run) text = run.reason === "Stop was pressed" ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
+    else if (state === "interrupted" && run) text = run.reason === STOPPED ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
     else if (state === "cancelled" && run) text = `Cancelled: ${run.reason}`;
     if (run && this.statusText.textContent !== text && !this.editorFailed) this.statusText.textContent = text;
     const count = run?.answer?.execution_count;

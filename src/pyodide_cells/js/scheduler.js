@@ -57,6 +57,8 @@ import * as protocol from "./protocol.js";
  */
 
 export const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
+/** The reason of a run that Stop interrupted while it ran (cell.js shows it as "Stopped (KeyboardInterrupt)"). */
+export const STOPPED = "Stop was pressed";
 
 export class Scheduler {
   /**
@@ -263,7 +265,7 @@ export class Scheduler {
    * the worker is replaced.
    */
   stop() {
-    for (const run of this.queue.filter((r) => r.state === "queued")) this.finish(run, "cancelled", "Stop was pressed before it ran");
+    for (const run of this.queue.filter((r) => r.state === "queued")) this.finish(run, "cancelled", `${STOPPED} before it ran`);
     const running = this.running;
     if (!running) return this.changed();
     if (!this.transport.canInterrupt) {
@@ -355,7 +357,7 @@ export class Scheduler {
     else if (msg.type === "done") {
       running.answer = msg;
       const state = msg.status === "ok" ? "done" : msg.status === "interrupted" ? "interrupted" : "error";
-      this.finish(running, state, state === "interrupted" ? "Stop was pressed" : "");
+      this.finish(running, state, state === "interrupted" ? STOPPED : "");
       this.pump();
     }
   }
