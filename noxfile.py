@@ -31,6 +31,7 @@ TEST_SITE = ROOT / "build" / "test-html"  # not SITE: a running `nox -s serve` k
 LINT_PATHS = ["src", "tests", "benchmarks", "docs/conftest.py", "conf", "noxfile.py"]
 # The page script, the worker and the service worker run in different globals: a config each.
 TSCONFIGS = [f"src/pyodide_cells/types/tsconfig.{name}.json" for name in ("page", "worker", "sw")]
+PYTEST_WORKERS = os.environ.get("LAB_PYTEST_WORKERS", "2")  # the CI machine's cores
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
@@ -120,11 +121,16 @@ def tests(session: nox.Session) -> None:
     session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
                 external=True)
     _build_docs(session, TEST_SITE)
+    env = {"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")}
+    if session.posargs:  # a selection of the contributor's: as given, on one worker
+        session.run("pytest", "--durations=30", *session.posargs, env=env)
+        return
+    # Two workers (pytest-xdist), one per core: most of a browser test's time is the browser's and
+    # Python's in the page, and a second Chromium keeps the other core busy meanwhile. The tests
+    # marked `solo` measure or race time (throttled CPUs, Stop's grace period) and run after, alone.
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
-    session.run(
-        "pytest", "--durations=30", *session.posargs,
-        env={"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
-    )
+    session.run("pytest", "-n", PYTEST_WORKERS, "-m", "not solo", "--durations=30", env=env)
+    session.run("pytest", "-m", "solo", "--durations=10", env=env)
 
 
 @nox.session

@@ -211,7 +211,7 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
     if is_lab:
         # Say which start-up snapshot the visit restored: "" none, "browser" (kept by this
         # browser: a second visit), "site" (the build's, chosen on a fast link).
-        result["restored"] = page.evaluate("window.pyodideCells.runtime.restored")
+        result["restored"] = page.evaluate("window.pyodideCells.restored")
         result["run_pressed_ms"] = mark(page, "bench:run-pressed")  # when the page had made its Run button
         result["isolated"] = 1.0 if page.evaluate("crossOriginIsolated") else 0.0
         result["warm_rerun_ms"] = page.evaluate(

@@ -34,4 +34,4 @@ def test_run_is_pressed_before_the_page_has_even_finished_loading_and_its_run_is
     # The press ran the first live cell, and that run is the page's first output.
     first_output = page.evaluate("performance.getEntriesByName('pyodide-cells:first-output')[0].startTime")
     assert first_output > pressed
-    assert page.evaluate("window.pyodideCells.runtime.scheduler.finishedRuns") >= 1
+    assert page.evaluate("window.pyodideCells.finishedRuns") >= 1

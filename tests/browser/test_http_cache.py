@@ -15,7 +15,7 @@ from tests.browser.helpers import READY, TIMEOUT
 pytestmark = pytest.mark.browser
 
 # The first cell's editor, made now: CodeMirror's chunk is loaded (editor.js).
-MAKE_AN_EDITOR = "window.pyodideCells.runtime.cells[0].ensureEditor().then((view) => view.dom.isConnected)"
+MAKE_AN_EDITOR = "window.pyodideCells.makeEditor(0)"
 
 
 @pytest.fixture

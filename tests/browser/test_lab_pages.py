@@ -113,7 +113,7 @@ def test_the_softmax_trace_redraws_for_the_learners_row(page, base_url):
     index = cell_index("online_softmax.md", contains="SoftmaxTrace(logits")
     svg = page.locator("div.cell.pc-live").nth(index).locator(".cell_output svg")
     before = svg.first.locator("desc").text_content()
-    code = page.evaluate("i => window.pyodideCells.runtime.cells[i].code", index)
+    code = page.evaluate("i => window.pyodideCells.cell(i).code", index)
     set_code(page, index, code.replace("logits = [3.0, 1000.0, -1000.0, 999.0, 1000.0, -2.0]", "logits = [-5.0, 700.0, 710.0]"))
     run_and_wait(page, index)
     after = svg.first.locator("desc").text_content()
@@ -125,7 +125,7 @@ def test_the_block_table_diagram_redraws_after_a_fork(page, base_url):
     index = cell_index("paged_attention.md", contains="BlockTableDiagram(forks)")
     out = page.locator("div.cell.pc-live").nth(index).locator(".cell_output")
     assert "×4" in out.locator("svg").first.text_content()  # the prompt block, shared by 4 tables
-    code = page.evaluate("i => window.pyodideCells.runtime.cells[i].code", index)
+    code = page.evaluate("i => window.pyodideCells.cell(i).code", index)
     set_code(page, index, code.replace("NEW_TOKENS = (1, 0, 5)", "NEW_TOKENS = (0,)"))
     run_and_wait(page, index)
     text = out.locator("svg").first.text_content()

@@ -70,7 +70,7 @@ def open_fresh(page, base_url, site_snapshot: str = "never") -> None:
 
 
 def restored(page) -> str:
-    return page.evaluate("window.pyodideCells.runtime.restored")
+    return page.evaluate("window.pyodideCells.restored")
 
 
 # Every request for the site's snapshot, whatever its key (assets.SITE_SNAPSHOT_NAME).

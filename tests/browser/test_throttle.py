@@ -56,7 +56,7 @@ def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javasc
         bench.throttle(context, page, "4G")
         page.goto(f"{base_url}/micrograd.html")
         page.wait_for_function(READY, timeout=TIMEOUT)
-        assert page.evaluate("window.pyodideCells.runtime.restored") == ""
+        assert page.evaluate("window.pyodideCells.restored") == ""
     finally:
         context.close()
     assert "pyodide.asm.wasm" in asked

@@ -184,10 +184,28 @@ function main() {
     });
     return { ...out, state: ended.state, status: ended.answer ? ended.answer.status : ended.state, reason: ended.reason, ms: ended.answer?.ms, wallMs: performance.now() - t0 };
   };
-  // For benchmarks and tests: the runtime's own handles, and promises that
-  // resolve when what they start has ended.
+  // The one entry point for benchmarks and tests (tests/browser/helpers.py wraps it): what the
+  // runtime does, as promises that resolve when what they start has ended, and what it holds, as
+  // plain values. Tests read state here or from the DOM the learner sees, never from the
+  // runtime's objects, so the runtime can change inside without the tests following it.
   /** @type {any} */ (window).pyodideCells = {
-    runtime: { cells, scheduler, get restored() { return scheduler.kernel.restored; } },
+    /** The runtime's objects, for a benchmark that needs more than this entry point. */
+    runtime: { cells, scheduler },
+    /** Where Python's start came from: "" (a fresh start), or the snapshot it was restored from. */
+    get restored() { return scheduler.kernel.restored; },
+    /** How many runs have ended after running (not cancelled), page-wide. */
+    get finishedRuns() { return scheduler.finishedRuns; },
+    /**
+     * The cell `index` (from 0, page order) as plain values: the code it holds now and as the page
+     * gave it, whether its editor exists yet, its state and how many of its runs have ended.
+     * @param {number} index
+     */
+    cell: (index) => {
+      const c = cells[index];
+      return { code: c.code, original: c.original, hasEditor: c.editor != null, state: c.root.dataset.state, runs: Number(c.root.dataset.runs) };
+    },
+    /** Make the cell's editor now (as a click or the cell coming on the screen does); resolves once it is shown. */
+    makeEditor: (/** @type {number} */ index) => cells[index].ensureEditor().then((view) => view.dom.isConnected),
     run: (/** @type {number} */ index) => run(cells[index]),
     runAll,
     restart: () => scheduler.restart(),
