@@ -130,7 +130,7 @@ def tests(session: nox.Session) -> None:
     # marked `solo` measure or race time (throttled CPUs, Stop's grace period) and run after, alone.
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
     session.run("pytest", "-n", PYTEST_WORKERS, "-m", "not solo", "--durations=30", env=env)
-    session.run("pytest", "-m", "solo", "--durations=10", env=env)
+    session.run("pytest", "-m", "solo", "--durations=10", env=env, success_codes=[0, 5])  # 5: none marked
 
 
 @nox.session
