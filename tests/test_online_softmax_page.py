@@ -50,7 +50,8 @@ EX2_CHECKS = [
     "One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys",
     "Query that sees no key", "Causal, more queries",
 ]
-SETUP_LINES = 4 + 8
+FP8_CHECKS = ["FP8 rotation, many keys", "FP8 rotation, outlier channels"]  # run labs.fp8, not the learner's code
+SETUP_LINES = 4 + 8 + 3
 # With the starter, m stays -inf, so d stays 0: every row comes back as zeros
 # with logsumexp -inf. Only the fully masked row, whose right answer that is, passes.
 STARTER_FAILS = [name for name in ALL_CHECKS if name != "Fully masked row"]
@@ -93,7 +94,7 @@ def test_every_check_is_named_and_the_names_are_the_expected_ones():
     test = doctest.DocTestParser().get_doctest(TEXT, {}, PAGE.name, str(PAGE), 0)
     checks = [ex for ex in test.examples if ex.want]
     setup = [ex for ex in test.examples if not ex.want]
-    assert [check_name(ex) for ex in checks] == ALL_CHECKS + EX2_CHECKS
+    assert [check_name(ex) for ex in checks] == ALL_CHECKS + EX2_CHECKS + FP8_CHECKS
     assert all(re.search(r"#\s*[^:#]+:\s*\S", ex.source) for ex in checks)
     assert all("#" not in ex.source for ex in setup)  # set-up lines are not checks
     assert len(setup) == SETUP_LINES
