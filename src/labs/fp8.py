@@ -59,7 +59,9 @@ def round_e4m3(x: float) -> float:
 
     Raises:
         Fp8Overflow: |x| rounds above 448, i.e. |x| > 464 (464, halfway to
-            the next step, 480, rounds to even: 448).
+            the next step, 480, rounds to even: 448). Raising here while
+            ``quantize`` saturates at 448 is this module's choice: the OCP
+            OFP8 specification allows e4m3 conversions to saturate or to give NaN.
         TypeError, ValueError: not a finite float.
 
     Source: OCP 8-bit Floating Point Specification (OFP8) 1.0, E4M3; used by
