@@ -119,7 +119,7 @@ def test_front_matter_binds_online_softmax_to_the_reference():
 def test_all_checks_pass_on_the_reference():
     results, failed, crashed = run_checks(**checks_use(PAGE))
     assert (failed, crashed) == ([], [])
-    assert results == ["passed"] * (len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES)
+    assert results == ["passed"] * (len(ALL_CHECKS) + len(EX2_CHECKS) + len(FP8_CHECKS) + SETUP_LINES)
 
 
 def test_all_checks_pass_on_the_reference_solution():
@@ -141,7 +141,7 @@ def test_the_starter_runs_and_fails_exactly_the_checks_its_todos_own():
     results, failed, crashed = run_checks(online_softmax)
     assert crashed == []  # wrong answers, not exceptions
     assert failed == STARTER_FAILS
-    assert len(results) == len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES and "not run" not in results
+    assert len(results) == len(ALL_CHECKS) + len(EX2_CHECKS) + len(FP8_CHECKS) + SETUP_LINES and "not run" not in results
 
 
 def code_lines(code: str) -> list[str]:
