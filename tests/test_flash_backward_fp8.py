@@ -218,15 +218,58 @@ def test_the_tile_picture_marks_wrong_rows_and_bad_traces():
 
 
 def test_the_incoherence_experiment_keeps_qk_t_and_reports_every_error():
-    e = fp8.incoherence_errors(0, n=8, d=16, block_rows=4)
-    assert set(e) == {"exact_diff", "s_fp8", "s_fp8_rot", "o_fp8", "o_fp8_rot", "o_fp8_block_rot", "s_int8", "s_int8_rot"}
+    e = fp8.incoherence_errors(0, n_keys=8, d=16, n_queries=4, block_rows=4)
+    assert set(e) == {"exact_diff", "s_fp8", "s_fp8_rot", "s_model", "s_model_rot", "o_fp8", "o_fp8_rot", "o_fp8_block_rot"}
     assert e["exact_diff"] < 1e-12 and all(v > 0 for k, v in e.items() if k != "exact_diff")
-    assert fp8.incoherence_errors(0, n=8, d=16, block_rows=4) == e  # seeded: the page prints the same numbers
-    assert fp8.quantize_int8([[127.0, 0.4, -0.6]]) == [[127.0, 0.0, -1.0]]
+    assert fp8.incoherence_errors(0, n_keys=8, d=16, n_queries=4, block_rows=4) == e  # seeded: the page prints the same numbers
     with pytest.raises(ValueError, match="power of two"):
-        fp8.incoherence_errors(0, n=4, d=12)
-    with pytest.raises(TypeError, match="block_rows = 0"):
-        fp8.incoherence_errors(0, n=4, d=4, block_rows=0)
+        fp8.incoherence_errors(0, n_keys=4, d=12, n_queries=2)
+    with pytest.raises(ValueError, match="block_rows = 0"):
+        fp8.incoherence_errors(0, n_keys=4, d=4, n_queries=2, block_rows=0)
+    with pytest.raises(ValueError, match="n_queries = 5 > n_keys = 4"):
+        fp8.incoherence_errors(0, n_keys=4, d=4, n_queries=5)
+    with pytest.raises(ValueError, match="outliers = 'rows'"):
+        fp8.incoherence_errors(0, n_keys=4, d=4, n_queries=2, outliers="rows")
+
+
+def test_the_paper_distribution_adds_the_outlier_to_the_entry():
+    # N(0, 1) + N(0, 100) * Bernoulli(rate): with rate 1 every entry is the sum of two normals, variance 1 + 100.
+    x = fp8.with_outliers(100, 32, random.Random(3), rate=1.0)
+    var = sum(v * v for row in x for v in row) / (100 * 32)
+    assert 92 < var < 110  # 3200 draws: the standard error of the variance is about 2.5
+
+
+def test_rotate_is_the_fast_transform_of_the_dense_rotation():
+    rng = random.Random(2)
+    x = rand(rng, 3, 16)
+    signs = fp8.random_signs(16, random.Random(9))
+    m = fp8.random_orthogonal(16, random.Random(9))  # the same signs from the same seed
+    dense = fp8.matmul(x, m)
+    assert max(abs(a - b) for ra, rb in zip(fp8.rotate(x, signs), dense) for a, b in zip(ra, rb)) < 1e-12
+    with pytest.raises(ValueError, match="one sign per feature"):
+        fp8.rotate([[1.0, 2.0, 3.0]], [1.0, 1.0, 1.0])
+
+
+def test_attention_fp8_scales_p_by_2_8_and_sums_l_before_rounding():
+    rng = random.Random(5)
+    q, k, v = rand(rng, 3, 8), rand(rng, 20, 8), rand(rng, 20, 4)
+    o = fp8.attention_fp8(q, k, v)
+    qq, kq, vq = fp8.quantize(q), fp8.quantize(k), fp8.quantize(v)
+    for qi, oi in zip(qq, o):
+        s = [sum(a * b for a, b in zip(qi, kj)) / math.sqrt(8) for kj in kq]
+        p = [256.0 * math.exp(x - max(s)) for x in s]
+        want = [sum(fp8.round_e4m3(pj) * vj[c] for pj, vj in zip(p, vq)) / sum(p) for c in range(4)]
+        assert max(abs(a - b) for a, b in zip(oi, want)) < 1e-12
+    assert max(abs(a - b) for ra, rb in zip(o, attention(q, k, v)) for a, b in zip(ra, rb)) < 0.2
+
+
+def test_held_fp8_conclusions_pass_with_margin():
+    # The page's two FP8 checks, with their seeds; margins so that a small change of the code shows.
+    e = fp8.incoherence_errors(4, n_keys=512, n_queries=8)
+    assert e["o_fp8"] / e["o_fp8_rot"] > 1.3
+    c = fp8.incoherence_errors(0, n_keys=64, n_queries=16, outliers="channels")
+    assert c["s_fp8"] / c["s_fp8_rot"] > 4.5
+    assert 0.7 < (c["s_model"] / c["s_model_rot"]) / (c["s_fp8"] / c["s_fp8_rot"]) < 1.4  # the model predicts the gain
 
 
 def test_the_tile_picture_says_when_nothing_was_recorded_or_the_values_are_not_floats():
