@@ -264,7 +264,7 @@ def test_attention_fp8_scales_p_by_2_8_and_sums_l_before_rounding():
 
 
 def test_held_fp8_conclusions_pass_with_margin():
-    # The page's two FP8 checks, with their seeds; margins so that a small change of the code shows.
+    # The FP8 section's conclusions (docs/online_softmax.md), with fixed seeds; margins so that a small change of the code shows.
     e = fp8.incoherence_errors(4, n_keys=512, n_queries=8)
     assert e["o_fp8"] / e["o_fp8_rot"] > 1.3
     c = fp8.incoherence_errors(0, n_keys=64, n_queries=16, outliers="channels")
