@@ -130,6 +130,28 @@ def type_as_learner(page, index, code, enter_first=False) -> list[tuple[int, str
 # ------------------------------------------------- 1. the TODOs, typed and run
 
 
+def line_number(page, index) -> int:
+    """The number of the line the cursor is on, from the editor's gutter (1 for the first)."""
+    return int(cell(page, index).locator(".cm-activeLineGutter").inner_text())
+
+
+def to_line_end(page, index, number, select=False):
+    """Move the cursor (with Shift: the selection's end) to the end of line ``number`` (from 1) with
+    the arrow keys and End, as the learner does; a line that wraps takes more than one press."""
+    shift = "Shift+" if select else ""
+    for _ in range(500):
+        now = line_number(page, index)
+        if now == number:
+            break
+        page.keyboard.press(f"{shift}ArrowDown" if now < number else f"{shift}ArrowUp")
+    for _ in range(10):
+        text, at = caret(page, index)
+        if at == len(text):
+            break
+        page.keyboard.press(f"{shift}End")
+    assert line_number(page, index) == number and caret(page, index)[1] == len(caret(page, index)[0])
+
+
 def todo_hunks(starter: str, solution: str) -> list[tuple[int, int, list[str]]]:
     """Where the solution differs from the starter: (first starter line, end, the solution's lines), from 0."""
     a, b = starter.rstrip("\n").split("\n"), solution.rstrip("\n").split("\n")
@@ -146,20 +168,15 @@ def test_typing_into_the_todos_of_the_first_exercise_then_ctrl_enter_runs_it(pag
     text = read_page(f"{name}.md")
     starter, solution = exercise_code(text), reference_solution(text)
     index = cell_index(f"{name}.md", tag="exercise")
-    editor(page, index)
-    assert [line.rstrip() for line in lines(page, index)] == starter.rstrip("\n").split("\n")
+    editor(page, index).click()
     for first, end, new in reversed(todo_hunks(starter, solution)):  # from the bottom: the lines above stay put
         if first == 0:
-            cell(page, index).locator(".cm-line").nth(0).click()
             page.keyboard.press("Control+Home")
-            press(page, "Shift+ArrowDown", end - 1)
         else:
-            cell(page, index).locator(".cm-line").nth(first - 1).click()
-            page.keyboard.press("End")
-            press(page, "Shift+ArrowDown", end - first)
-        page.keyboard.press("Shift+End")
+            to_line_end(page, index, first)  # the end of the line above the TODO
         if end > first:
-            page.keyboard.press("Backspace")  # the TODO's lines go
+            to_line_end(page, index, end, select=True)  # the TODO's lines, selected with Shift
+            page.keyboard.press("Backspace")
         if new:
             type_as_learner(page, index, "\n".join(new), enter_first=first > 0)
 
