@@ -494,6 +494,16 @@ test("Enter indents from the code above at the end of a long cell whose tree has
   assert.equal(kb.line(), "", "the block ended: the next line is the module's");
 });
 
+test("Enter right where the tree has not reached takes its indentation from the code above", () => {
+  // No bracket typed first: typing one parses up to the cursor (openingBracketInText) and would hide the rule.
+  for (const [last, indent] of [["def f():", 4], ["x = max(1,", "x = max(".length], ["def g():\n    return 1", 0],
+    ["class A:\n    def f(self):\n        if self:", 12]]) {
+    const kb = atTheEndOfALongCell(`${LONG}${last}`);
+    kb.press("Enter");
+    assert.equal(kb.line(), " ".repeat(indent), `after ${JSON.stringify(last)}`);
+  }
+});
+
 test("else and except go back a level as typed at the end of a long cell whose tree has not reached it", () => {
   for (const block of [
     [["try:", 0], ["n = int('7')", 4], ["except ValueError:", 0], ["n = 0", 4], ["finally:", 0], ["print('n is', n)", 4]],
