@@ -109,3 +109,23 @@ def named_checks(name: str) -> tuple[str, ...]:
 def check_count(name: str) -> int:
     """How many named checks the page has (what its console counts)."""
     return len(named_checks(name))
+
+
+H2 = re.compile(r"^## ", re.M)
+
+
+def checks_by_exercise(text: str) -> list[list[str]]:
+    """The names of each exercise's checks, in page order: ``[exercise 1's, exercise 2's, ...]``.
+
+    As the page groups them (checks.js): the checks of one h2 section share a Check bar, the first
+    such section is the first exercise's and each later one the next exercise's. Raises ValueError
+    when the page's sections with checks and its exercises do not pair up.
+    """
+    sections = []
+    for section in H2.split(text):
+        names = [c.name for block in doctest_blocks(section) for c in parse_block(block) if not c.setup]
+        if names:
+            sections.append(names)
+    if len(sections) != exercise_count(text):
+        raise ValueError(f"{len(sections)} sections with checks for {exercise_count(text)} exercises")
+    return sections

@@ -15,6 +15,7 @@ from tests.pages import exercise_code, micrograd_solution, read_page, reference_
 GRADIENT_CHECKS = [
     "Output gradient", "tanh backward", "Bias gradient", "Input x1 gradient",
     "Weight w1 gradient", "Input x2 gradient", "Reused node", "Deep chain",
+    "tanh inside a graph", "tanh reused", "Product reused",
 ]
 
 
@@ -28,8 +29,10 @@ def run_cell(code: str) -> tuple[dict, str]:
 
 # Exercise 2's checks: the operations a network needs, and the network trained on them.
 EXERCISE_2_CHECKS = [
-    "Power rule", "relu gradient", "relu off", "exp gradient", "Negation", "Reversed multiplication",
-    "Subtraction", "Reversed subtraction", "Division", "Reversed division", "Sum of Values", "Trained network",
+    "Power rule", "relu gradient", "relu off", "exp gradient",
+    "Power inside a graph", "Power reused", "relu inside a graph", "relu reused", "exp inside a graph", "exp reused",
+    "Negation", "Reversed multiplication", "Subtraction", "Reversed subtraction", "Division", "Reversed division",
+    "Sum of Values", "Subtraction inside a graph", "Division inside a graph", "Trained network",
 ]
 
 
@@ -55,19 +58,19 @@ def test_the_starter_holds_the_three_todos_and_runs():
 def test_the_starter_fails_the_gradient_checks_and_only_those():
     namespace, _ = run_cell(exercise_code(read_page("micrograd.md")))
     results = page_checks(namespace)
-    assert len(results) == 10
+    assert len(results) == 13
     assert sorted(name for name, status in results.items() if status == "failed") == sorted(GRADIENT_CHECKS)
     # w2's gradient is 0.0 whether or not backward works, since x2 = 0.
     assert results["Forward activation"] == results["Weight w2 gradient"] == "passed"
 
 
-def test_the_reference_solution_passes_all_ten():
+def test_the_reference_solution_passes_all_thirteen():
     namespace, out = run_cell(micrograd_solution())
     assert page_checks(namespace) == dict.fromkeys(["Forward activation", *GRADIENT_CHECKS, "Weight w2 gradient"], "passed")
     assert "x1  data = +2.00000000   grad = -1.50000000" in out
 
 
-def test_the_reference_engine_passes_all_ten_and_exercise_2s_twelve():
+def test_the_reference_engine_passes_exercise_1s_thirteen_and_exercise_2s_twenty():
     assert page_checks({"Value": ReferenceValue}, exercise=None) == dict.fromkeys(
         [*page_checks({"Value": ReferenceValue}), *EXERCISE_2_CHECKS], "passed")
 
@@ -124,13 +127,13 @@ def test_exercise_2s_starter_holds_its_todos_runs_and_leaves_the_gradient_0():
 def test_exercise_2s_starter_fails_the_checks_its_todos_own_and_only_those():
     namespace, _ = run_both(micrograd_solution(), exercise_2(solved=False))
     results = page_checks(namespace, exercise=None)
-    assert len(results) == 22
+    assert len(results) == 33
     # relu's gradient is 0 where it is off anyway, and sum() needs only the given __radd__.
     passing = {"relu off", "Sum of Values"}
     assert sorted(name for name, status in results.items() if status != "passed") == sorted(set(EXERCISE_2_CHECKS) - passing)
 
 
-def test_exercise_2s_solution_passes_all_twenty_two_and_matches_the_reference_engine():
+def test_exercise_2s_solution_passes_all_thirty_three_and_matches_the_reference_engine():
     namespace, out = run_both(micrograd_solution(), exercise_2(solved=True))
     assert set(page_checks(namespace, exercise=None).values()) == {"passed"}
     ref = ReferenceValue(0.2)
@@ -266,3 +269,30 @@ def test_exercise_2_without_exercise_1_says_to_run_exercise_1_first():
     namespace: dict = {"__name__": "__main__"}
     with pytest.raises(NameError, match="run exercise 1's cell first"):
         exec(compile(starter(read_page("micrograd.md"), 1), "<exercise 2>", "exec"), namespace)
+
+
+def test_the_going_further_cell_then_the_network_cells_run_without_a_name_collision():
+    """Check my code and reading in order run "Going further" (the reference engine's network) after
+    the page's own MLP is defined, then "Your engine trains a network": that cell must still get the
+    MLP built on the learner's Value (it was labs.nn's, and MLP(2, [16, 1], seed=3) raised TypeError)."""
+    import IPython.display
+
+    namespace, _ = run_both(micrograd_solution(), exercise_2(solved=True))
+    going_further = page_cell("TrainingReport(history, model, X, y)\n")
+    assert going_further.count("steps=60") == 1 and going_further.endswith("TrainingReport(history, model, X, y)\n")
+    # Fewer samples and steps, and no picture: the names are the point, not the training.
+    going_further = going_further.replace("steps=60", "steps=1").replace("n_samples=100", "n_samples=10")
+    going_further = going_further.removesuffix("TrainingReport(history, model, X, y)\n")
+    network, training = page_cell("class Neuron"), page_cell("hinge_loss(model, X, y)")
+    assert training.count("steps, redraw_every = 40, 10") == 1
+    original = IPython.display.display
+    IPython.display.display = lambda obj, display_id=None: type("H", (), {"update": lambda self, o: None})()
+    try:
+        with redirect_stdout(io.StringIO()):
+            namespace["time"] = __import__("time")  # imported by an earlier cell of the page
+            for code in (network, going_further,
+                         training.replace("steps, redraw_every = 40, 10", "steps, redraw_every = 1, 10")):
+                exec(compile(code, "<cell>", "exec"), namespace)
+    finally:
+        IPython.display.display = original
+    assert isinstance(namespace["model"].parameters()[0], namespace["Value"])

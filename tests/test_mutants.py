@@ -4,7 +4,10 @@ Each mutant is the page's reference solution with one classic bug put in (a
 textual replacement, checked to apply exactly once). It is run as the page
 runs it, then the page's checks run against it with the page's own engine
 (labs.checks): at least one named check must fail, and the test names which.
-Sources for each mistake are given beside it.
+The check must be one of the exercise that holds the bug (the exercise whose
+reference solution the edit changes): a failure only under a later exercise
+would send the learner to the wrong place. Sources for each mistake are given
+beside it.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ import io
 
 import pytest
 
-from labs.checks import doctest_blocks, run_blocks
-from tests.pages import all_exercises, read_page
+from labs.checks import doctest_blocks, parse_block, run_blocks
+from tests.pages import all_exercises, checks_by_exercise, read_page, reference_solutions
 
 RECURSIVE_TOPO = '''\
         topo, visited = [], set()
@@ -29,6 +32,35 @@ RECURSIVE_TOPO = '''\
 
         build(self)
         self.grad = 1.0'''
+# Subtraction and division given a _backward of their own, as a learner may write them instead of
+# the compositions; {grad} is filled in with the mistake.
+SUB_WITH_BACKWARD = '''\
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data - other.data, (self, other), "-")
+
+        def _backward():
+            self.grad {assign} 1.0{times}
+            other.grad {assign} -1.0{times}
+
+        out._backward = _backward
+        return out
+'''
+DIV_WITH_BACKWARD = '''\
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data / other.data, (self, other), "/")
+
+        def _backward():
+            self.grad {assign} 1.0 / other.data{times}
+            other.grad {assign} -self.data / other.data**2{times}
+
+        out._backward = _backward
+        return out
+'''
+NO_OUT_GRAD = {"assign": "+=", "times": ""}  # the local derivative alone
+OVERWRITES = {"assign": "=", "times": " * out.grad"}  # = instead of +=
+CHAIN_RULE = "micrograd engine.py: every _backward multiplies by out.grad (the chain rule)"
+ACCUMULATE = "micrograd issue #2: a node used twice must accumulate (+=)"
+
 ITERATIVE_TOPO = '''\
         topo, visited, stack = [], set(), [(self, False)]
         while stack:
@@ -47,6 +79,24 @@ MUTANTS = [
      [("            self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad",
        "            self.grad = 1.0 * out.grad\n            other.grad = 1.0 * out.grad")],
      ["Reused node"], "micrograd issue #2; the lecture's a + a"),
+    ("micrograd.md", "+: the local derivative not multiplied by out.grad",
+     [("            self.grad += 1.0 * out.grad\n            other.grad += 1.0 * out.grad",
+       "            self.grad += 1.0\n            other.grad += 1.0")],
+     ["Bias gradient"], CHAIN_RULE),
+    ("micrograd.md", "*: the local derivative not multiplied by out.grad",
+     [("            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+       "            self.grad += other.data\n            other.grad += self.data")],
+     ["Input x1 gradient", "Weight w1 gradient"], CHAIN_RULE),
+    ("micrograd.md", "*: a node used twice overwrites its gradient (= instead of +=)",
+     [("            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+       "            self.grad = other.data * out.grad\n            other.grad = self.data * out.grad")],
+     ["Product reused"], ACCUMULATE),
+    ("micrograd.md", "tanh: the local derivative not multiplied by out.grad",
+     [("self.grad += (1.0 - t**2) * out.grad", "self.grad += 1.0 - t**2")],
+     ["tanh inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "tanh: a node used twice overwrites its gradient (= instead of +=)",
+     [("self.grad += (1.0 - t**2) * out.grad", "self.grad = (1.0 - t**2) * out.grad")],
+     ["tanh reused"], ACCUMULATE),
     ("micrograd.md", "each factor's gradient from its own value, not the other factor's",
      [("            self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
        "            self.grad += self.data * out.grad\n            other.grad += other.data * out.grad")],
@@ -67,6 +117,36 @@ MUTANTS = [
     ("micrograd.md", "power rule: the gradient x**k instead of k * x**(k - 1)",
      [("self.grad += k * self.data ** (k - 1) * out.grad", "self.grad += self.data**k * out.grad")],
      ["Power rule", "Division", "Reversed division"], "the power rule; micrograd engine.py __pow__"),
+    ("micrograd.md", "**: the local derivative not multiplied by out.grad",
+     [("self.grad += k * self.data ** (k - 1) * out.grad", "self.grad += k * self.data ** (k - 1)")],
+     ["Power inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "**: a node used twice overwrites its gradient (= instead of +=)",
+     [("self.grad += k * self.data ** (k - 1) * out.grad", "self.grad = k * self.data ** (k - 1) * out.grad")],
+     ["Power reused"], ACCUMULATE),
+    ("micrograd.md", "relu: the local derivative not multiplied by out.grad",
+     [("self.grad += (self.data > 0) * out.grad", "self.grad += float(self.data > 0)")],
+     ["relu inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "relu: a node used twice overwrites its gradient (= instead of +=)",
+     [("self.grad += (self.data > 0) * out.grad", "self.grad = (self.data > 0) * out.grad")],
+     ["relu reused"], ACCUMULATE),
+    ("micrograd.md", "exp: the local derivative not multiplied by out.grad",
+     [("self.grad += e * out.grad", "self.grad += e")],
+     ["exp inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "exp: a node used twice overwrites its gradient (= instead of +=)",
+     [("self.grad += e * out.grad", "self.grad = e * out.grad")],
+     ["exp reused"], ACCUMULATE),
+    ("micrograd.md", "- with a _backward of its own: the local derivative not multiplied by out.grad",
+     [("        return self + (-other)\n", SUB_WITH_BACKWARD.format(**NO_OUT_GRAD))],
+     ["Subtraction inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "- with a _backward of its own: = instead of +=",
+     [("        return self + (-other)\n", SUB_WITH_BACKWARD.format(**OVERWRITES))],
+     ["Subtraction inside a graph"], ACCUMULATE),
+    ("micrograd.md", "/ with a _backward of its own: the local derivative not multiplied by out.grad",
+     [("        return self * other**-1\n", DIV_WITH_BACKWARD.format(**NO_OUT_GRAD))],
+     ["Division inside a graph"], CHAIN_RULE),
+    ("micrograd.md", "/ with a _backward of its own: = instead of +=",
+     [("        return self * other**-1\n", DIV_WITH_BACKWARD.format(**OVERWRITES))],
+     ["Division inside a graph"], ACCUMULATE),
     ("micrograd.md", "relu's gradient from its output's value (out.data), not whether the input was > 0",
      [("self.grad += (self.data > 0) * out.grad", "self.grad += out.data * out.grad")],
      ["relu gradient"], "micrograd engine.py: (out.data > 0) * out.grad, misread as out.data"),
@@ -132,6 +212,9 @@ MUTANTS = [
      [("                if m_new == -math.inf:\n"
        "                    continue  # no key seen yet: nothing to add, and exp(-inf - -inf) is NaN\n", "")],
      ["Query that sees no key"], "flash-attention and flashinfer issues on NaN for fully masked rows"),
+    ("online_softmax.md", "flash_attention: the scale it is given ignored (always 1 / sqrt(d))",
+     [("    if scale is None:\n        scale = 1.0 / math.sqrt(len(k[0]))", "    scale = 1.0 / math.sqrt(len(k[0]))")],
+     ["Softmax scale"], "flash-attn flash_attn_func: softmax_scale, the scaling of QK^T, default 1 / sqrt(headdim)"),
     ("paged_attention.md", "t < 0 does not fault (block_table[-1] is read)",
      [("if not 0 <= t < num_tokens:", "if t >= num_tokens:")],
      ["Page fault below zero"], "vLLM issues on block tables read past their ends"),
@@ -141,6 +224,10 @@ MUTANTS = [
     ("paged_attention.md", "the physical block id not scaled by the block size",
      [("return block_table[logical] * block_size + offset", "return block_table[logical] + offset")],
      ["Second block", "Third block"], "Kwon et al. 2023, section 4.2 (block table translation)"),
+    ("paged_attention.md", "the block size fixed at vLLM's default, 16, not the one given",
+     [("logical, offset = divmod(t, block_size)\n    return block_table[logical] * block_size + offset",
+       "logical, offset = divmod(t, 16)\n    return block_table[logical] * 16 + offset")],
+     ["Another block size"], "vLLM: block_size is an engine setting (default 16), not a constant"),
     ("paged_attention.md", "the wrong exception type (IndexError, not PageFault)",
      [("raise PageFault(", "raise IndexError(")],
      ["Page fault past the end", "Page fault below zero"], "vLLM: a named error, not a bare IndexError"),
@@ -181,15 +268,29 @@ def solution(page: str) -> str:
     return all_exercises(read_page(page))
 
 
-def failing_checks(page: str, code: str) -> list[str]:
-    """Run ``code`` as the page's cell, then the page's checks; the names of those that do not pass."""
+def exercise_of(page: str, edits: list[tuple[str, str]]) -> int:
+    """The exercise (from 0) whose reference solution holds every edit's text."""
+    solutions = reference_solutions(read_page(page))
+    (exercise,) = {n for before, _ in edits for n, code in enumerate(solutions) if before in code}
+    return exercise
+
+
+def failing_checks(page: str, code: str, up_to: set[str] | None = None) -> list[str]:
+    """Run ``code`` as the page's cell, then the page's checks; the names of those that do not pass.
+
+    ``up_to``: check names; the blocks after the last block that holds one of them are not run (a
+    later block cannot change an earlier one's result, and micrograd's last trains a network)."""
     namespace: dict = {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             exec(compile(code, "<exercise>", "exec"), namespace)
         except Exception:  # noqa: BLE001 - as in the page: the cell's demo lines raised, what it defined stays
             pass
-    results = run_blocks(doctest_blocks(read_page(page)), namespace)
+    blocks = doctest_blocks(read_page(page))
+    if up_to is not None:
+        last = max(i for i, block in enumerate(blocks) for c in parse_block(block, i) if c.name in up_to)
+        blocks = blocks[:last + 1]
+    results = run_blocks(blocks, namespace)
     return [r.check.name for r in results if not r.check.setup and r.status != "passed"]
 
 
@@ -204,6 +305,9 @@ def test_every_classic_mistake_fails_a_named_check(page, mistake, edits, caught_
     for before, after in edits:
         assert code.count(before) == 1, f"the reference solution changed: {before!r} is not in it once"
         code = code.replace(before, after)
-    failed = failing_checks(page, code)
+    failed = failing_checks(page, code, up_to=set(caught_by))
     assert failed, f"no check catches: {mistake} ({source})"
     assert set(caught_by) <= set(failed), f"{mistake}: expected {caught_by} among the failures, got {failed}"
+    own = checks_by_exercise(read_page(page))[exercise_of(page, edits)]
+    assert set(failed) & set(own), (f"{mistake}: only checks of another exercise fail ({failed}); "
+                                    f"exercise {exercise_of(page, edits) + 1}'s are {own}")

@@ -47,10 +47,10 @@ ALL_CHECKS = [
     "Fully masked row", "Masked entry", "Rescaling factor", "Running max", "Mixed row",
 ]
 EX2_CHECKS = [
-    "One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys",
+    "One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Softmax scale", "Causal, more keys",
     "Query that sees no key", "Causal, more queries",
 ]
-SETUP_LINES = 4 + 8
+SETUP_LINES = 4 + 9
 # With the starter, m stays -inf, so d stays 0: every row comes back as zeros
 # with logsumexp -inf. Only the fully masked row, whose right answer that is, passes.
 STARTER_FAILS = [name for name in ALL_CHECKS if name != "Fully masked row"]
@@ -235,7 +235,8 @@ def test_exercise_2_each_todo_has_checks_of_its_own():
     # a row's first visible tile, i.e. with one tile, and for the row that sees no key.
     _, failed, crashed = run_checks(flash_attention=define(ex2_with(3), "flash_attention"))
     assert crashed == []
-    assert failed == ["Ragged tiles", "Logsumexp", "Extreme logits", "Causal, more keys", "Causal, more queries"]
+    assert failed == ["Ragged tiles", "Logsumexp", "Extreme logits", "Softmax scale", "Causal, more keys",
+                      "Causal, more queries"]
     # alpha computed but not applied changes nothing.
     _, failed_13, _ = run_checks(flash_attention=define(ex2_with(1, 3), "flash_attention"))
     assert failed_13 == failed
@@ -256,6 +257,9 @@ def test_exercise_2_expected_values_are_those_of_attention_and_the_exact_logsume
     assert f"\n({rounded(causal)}, [1.752755, 2.737758])\n" in TEXT
     extreme = ref.attention([[1.0], [-1.0]], [[-1000.0], [1000.0], [999.0], [1000.0]], [[1.0], [2.0], [3.0], [5.0]], scale=1.0)
     assert f"\n({rounded(extreme)}, [{round(ref.logsumexp([-1000.0, 1000.0, 999.0, 1000.0]), 6)}, 1000.0])\n" in TEXT
+    scaled = [[2.0 * sum(a * b for a, b in zip(qi, kj)) for kj in k] for qi in q]  # scale=2.0
+    assert (f"# Softmax scale: scale=2.0, not the default 1 / sqrt(d)\n({rounded(ref.attention(q, k, v, scale=2.0))}, "
+            f"{[round(ref.logsumexp(r), 6) for r in scaled]})\n") in TEXT
 
 
 def rounded(o):

@@ -37,7 +37,7 @@ SOLUTION = re.compile(r"^:::\{dropdown\} Reference solution\n(?::\w[^\n]*\n)*```
 
 TRANSLATIONS = [  # the checks the translation TODO owns
     "First block", "End of the first block", "Second block", "End of the second block", "Third block",
-    "Last token", "Partly filled block",
+    "Last token", "Partly filled block", "Another block size",
 ]
 FAULTS = [  # the checks the page-fault TODO owns
     "Page fault past the end", "Page fault below zero", "Page fault in the last block",
@@ -45,7 +45,7 @@ FAULTS = [  # the checks the page-fault TODO owns
 ALL_CHECKS = [  # exercise 1's checks (translate)
     "First block", "End of the first block", "Second block", "End of the second block", "Third block",
     "Last token", "Page fault past the end", "Page fault below zero", "Partly filled block",
-    "Page fault in the last block",
+    "Page fault in the last block", "Another block size",
 ]
 HASHES = ["Hash of the block's tokens", "Hash chained over the prefix"]  # exercise 2, the prefix hash TODO
 COPIES = [  # the copy-on-write TODO

@@ -98,8 +98,8 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     worker_js = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_bytes()
     config = json.loads(config)
     checks = config.pop("checks")
-    # labs.checks read them: 5 blocks and 10 checks for exercise 1, 4 blocks and 12 checks for exercise 2
-    assert len(config.pop("blocks")) == 9 and sum(not c["setup"] for c in checks) == 22
+    # labs.checks read them: 6 blocks and 13 checks for exercise 1, 6 blocks and 20 checks for exercise 2
+    assert len(config.pop("blocks")) == 12 and sum(not c["setup"] for c in checks) == 33
     download = config.pop("download")  # downloads.py: no support cell, micrograd's exercises import nothing from labs
     assert download["name"] == "micrograd"
     assert [(p["kind"], p.get("only")) for p in download["parts"]] == [

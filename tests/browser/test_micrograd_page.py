@@ -73,7 +73,7 @@ def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir
     for name in ("o", "n", "b", "x1", "w1", "x2", "w2"):
         node = getattr(ref, name)
         assert f"{name:>2}  data = {node.data:+.8f}   grad = {node.grad:+.8f}" in out
-    # Exercise 1's ten pass. Running exercise 1 again defined Value afresh, without what exercise 2
+    # Exercise 1's checks pass. Running exercise 1 again defined Value afresh, without what exercise 2
     # (run by the first Check) added to it: the checks run exercise 2 again after it, as the page
     # would top to bottom, so exercise 2's checks test its starter, not a Value without relu.
     results = check(page)

@@ -61,7 +61,7 @@ def test_stop_during_check_my_code_stops_the_checks_and_leaves_every_button_usab
     assert page.locator(".pc-runtime .pc-stop").is_disabled()
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert "namespace was reset" not in bar_text(page)  # interrupted, not restarted (isolated page)
-    # The learner fixes the code: the same console checks it, exercise 1's ten pass.
+    # The learner fixes the code: the same console checks it, exercise 1's checks pass.
     set_code(page, EXERCISE, micrograd_solution())
     run_and_wait(page, EXERCISE)
     results = check(page)  # exercise 2 runs again after exercise 1, which defined Value afresh
@@ -260,7 +260,7 @@ def test_replies_a_cell_forges_are_not_taken_for_the_runtimes(page, base_url):
     set_code(page, EXERCISE, exercise_code(read_page("micrograd.md")) + FORGE)
     run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).get_attribute("data-state") == "done"
-    # The checks run for real on the unsolved starter: two of 22 pass, not "22 / 22".
+    # The checks run for real on the unsolved starter: two of 33 pass, not "33 / 33".
     results = check(page)
     assert [name for name, status in results.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
     assert page.locator(".pc-checks-summary").inner_text() == f"2 / {CHECKS} passed"

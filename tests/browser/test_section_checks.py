@@ -36,10 +36,10 @@ def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
     assert heading.startswith("Exercise 2")
     assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
         "c => c.getBoundingClientRect().top")
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == "7 checks here · not run yet"
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "8 checks here · not run yet"
 
     press_check(page, bar.locator(".pc-run"))  # both exercises as the page gives them
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == "0 / 7 of these checks passed"
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "0 / 8 of these checks passed"
     assert bar.get_attribute("data-state") == "failed"
 
     for n in (0, 1):
@@ -47,10 +47,10 @@ def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
         set_code(page, exercise, reference_solution(text, n))
         run_and_wait(page, exercise)
     press_check(page, bar.locator(".pc-run"))
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == "7 / 7 of these checks passed"
-    assert page.locator(".pc-checks-summary").inner_text() == "17 / 17 passed"
+    assert bar.locator(".pc-checks-bar-summary").inner_text() == "8 / 8 of these checks passed"
+    assert page.locator(".pc-checks-summary").inner_text() == "18 / 18 passed"
     parts = page.locator(".pc-checks-parts").inner_text()
-    assert parts.startswith("Of these: ") and parts.endswith(f": 10 / 10 · {heading}: 7 / 7")
+    assert parts.startswith("Of these: ") and parts.endswith(f": 10 / 10 · {heading}: 8 / 8")
     # The link goes up to the console, where each check and its hints are.
     href = bar.locator("a.pc-checks-link").get_attribute("href")
     assert href == "#" + page.locator(".pc-checks").get_attribute("id")
