@@ -117,7 +117,7 @@ def is_fault_check(node: ast.stmt) -> bool:
 
 def test_the_page_has_two_exercises_and_their_solutions():
     assert STARTER.count("# TODO") == 2 and STARTER_2.count("# TODO") == 3
-    assert "from labs.block_sharing import LRUBlockAllocator" in STARTER_2
+    assert "from labs.paged_attention import LRUBlockAllocator, OutOfBlocksError" in STARTER_2
     assert "TODO" not in SOLUTION_2 and ">>>" not in SOLUTION_2 + STARTER_2
     assert "from labs.paged_attention import PageFault" in STARTER
     assert "from labs.paged_attention import PageFault" in SOLUTION_CODE
