@@ -19,7 +19,7 @@ Two generations of sharing live here:
   recently used first, and is evicted only when a new block is needed
   (``FreeKVCacheBlockQueue``); a finished request's blocks join the queue last
   block first, so a prefix's tail is evicted before its head. Blocks filled by
-  decoding are cached once full. v1 does no copy-on-write: ``n > 1`` samples are
+  decoding are cached once full. v1 does not fork for sampling: ``n > 1`` samples are
   ``n`` requests that share full blocks through the cache, and block tables only
   grow (vLLM PR #10980; design docs, "Duplicated blocks").
 
