@@ -122,7 +122,7 @@ def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(
     proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention; import labs.paged_attention as pa; pa.BlockTable",
                        cwd=path.parent)
     assert proc.stderr.strip().splitlines()[-1] == (
-        "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault, BlockAllocator, "
+        "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault, LRUBlockAllocator, "
         "OutOfBlocksError "
         "from the guide's labs package: define it here, or install the guide's labs package")
     # The copied OutOfBlocksError is the one the copied allocator raises: a failed add is undone.

@@ -260,6 +260,18 @@ MUTANTS = [
     ("paged_attention.md", "a cache hit that does not add a reference",
      [("                        self.allocator.share(block)\n", "")],
      ["Hit adds a reference"], "Kwon et al. 2023, section 4.4: reference counts on shared blocks"),
+    # vLLM v1's prefix cache: what the given free_sequence must keep doing.
+    ("paged_attention.md", "freed blocks dropped from the prefix cache (the cache ends with the request)",
+     [("        return [b for b in reversed(table) if self.allocator.free(b) == 0]",
+       "        freed = [b for b in reversed(table) if self.allocator.free(b) == 0]\n"
+       "        self.cached = {k: b for k, b in self.cached.items() if b not in freed}\n"
+       "        return freed")],
+     ["Prefix outlives its request", "Least recently used evicted first", "Recently used prefix survives"],
+     "vLLM design docs, Automatic Prefix Caching: freed blocks stay cached until evicted"),
+    ("paged_attention.md", "a finished sequence's blocks freed head first",
+     [("for b in reversed(table) if", "for b in table if")],
+     ["Least recently used evicted first"],
+     "vllm/v1/core/single_type_kv_cache_manager.py free: reversed(req_blocks), tail blocks freed first"),
 ]
 
 

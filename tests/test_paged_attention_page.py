@@ -52,10 +52,13 @@ COPIES = [  # the copy-on-write TODO
     "Copy on write", "New block for the writer", "Old block's reference dropped", "No copy for the last owner",
     "No copy when not shared", "Each sequence reads its own tokens", "Slots after copy-on-write",
 ]
+V1_CACHE = [  # vLLM v1: the cache outlives its request (the given free_sequence and allocate, the learner's cache)
+    "Prefix outlives its request", "Least recently used evicted first", "Recently used prefix survives",
+]
 CACHE = [  # the prefix cache TODO
     "Prefix cache hit", "Hit adds a reference", "Partly filled block not cached",
     "Same tokens at another position miss", "Shared system prompt",
-]
+] + V1_CACHE
 SHARING_CHECKS = HASHES + COPIES + CACHE
 
 
@@ -114,7 +117,7 @@ def is_fault_check(node: ast.stmt) -> bool:
 
 def test_the_page_has_two_exercises_and_their_solutions():
     assert STARTER.count("# TODO") == 2 and STARTER_2.count("# TODO") == 3
-    assert "from labs.paged_attention import BlockAllocator" in STARTER_2
+    assert "from labs.paged_attention import LRUBlockAllocator, OutOfBlocksError" in STARTER_2
     assert "TODO" not in SOLUTION_2 and ">>>" not in SOLUTION_2 + STARTER_2
     assert "from labs.paged_attention import PageFault" in STARTER
     assert "from labs.paged_attention import PageFault" in SOLUTION_CODE
@@ -250,31 +253,38 @@ def test_each_todo_left_open_fails_exactly_its_checks(todo, owns):
 
 
 def test_the_reference_manager_agrees_with_the_solution_on_a_longer_run():
-    """Forks, appends and prompts at random: the labs reference and the page's solution hold the same state."""
+    """Forks, appends, prompts and frees at random, in a pool small enough to evict: the labs reference
+    (prompt blocks cached only, as in the exercise) and the page's solution hold the same state."""
     import random
 
     import labs.block_sharing as sharing
 
     rng = random.Random(0)
-    ours = define_sharing(SOLUTION_2)["CachingBlockManager"](400, 4)
-    ref = sharing.CachingBlockManager(400, 4)
+    ours = define_sharing(SOLUTION_2)["CachingBlockManager"](40, 4)
+    ref = sharing.CachingBlockManager(40, 4, cache_decoded=False)
     system = [7, 7, 8, 8, 9]
-    for step in range(120):
-        live = list(ref.tables)
-        action = rng.random()
-        if not live or action < 0.15:
+    for step in range(300):
+        live, action = list(ref.tables), rng.random()
+        if not live or action < 0.2:
             prompt = system[:rng.randint(0, 5)] + [rng.randint(0, 3) for _ in range(rng.randint(1, 9))]
-            assert ours.add_sequence(step, prompt) == ref.add_sequence(step, prompt)
+            call = ("add_sequence", step, prompt)
         elif action < 0.3:
-            parent = rng.choice(live)
-            assert ours.fork(parent, step) == ref.fork(parent, step)
+            call = ("fork", rng.choice(live), step)
+        elif action < 0.45:
+            call = ("free_sequence", rng.choice(live))
         else:
-            seq = rng.choice(live)
-            assert ours.append_token(seq, step) == ref.append_token(seq, step)
-        assert ours.tables == ref.tables and ours.pool == ref.pool
-        assert [ours.allocator.ref_count(b) for b in range(400)] == [ref.allocator.ref_count(b) for b in range(400)]
-
-
+            call = ("append_token", rng.choice(live), step)
+        results = []
+        for manager in (ours, ref):
+            try:
+                results.append(getattr(manager, call[0])(*call[1:]))
+            except pa.OutOfBlocksError:
+                results.append("out of blocks")
+        assert results[0] == results[1], (step, call)
+        assert ours.tables == ref.tables and ours.pool == ref.pool, step
+        assert sorted(ours.cached.values()) == sorted(ref.cached.values()), step  # keys: the learner's hash
+        assert ours.allocator.free_queue == ref.allocator.free_queue, step
+    assert ref.evicted  # the run reaches eviction
 def test_the_solution_2_dropdown_is_the_whole_cell_with_its_demo():
     """Pasted over the cell, the dropdown prints what the cell prints: the demo lines are in it."""
     starter_demo = STARTER_2[STARTER_2.index("\nm2 = "):]
@@ -308,8 +318,9 @@ def test_a_failed_add_leaves_nothing_behind_as_in_the_reference(code):
             except pa.OutOfBlocksError:
                 results.append("out of blocks")
         assert results[0] == results[1], seq
-        assert ours.tables == ref.tables and ours.pool == ref.pool and ours.cached == ref.cached
-        assert ours.allocator._free == ref.allocator._free  # the same blocks come out next
+        assert ours.tables == ref.tables and ours.pool == ref.pool
+        assert sorted(ours.cached.values()) == sorted(ref.cached.values())
+        assert ours.allocator.free_queue == ref.allocator.free_queue  # the same blocks come out next
         assert [ours.allocator.ref_count(b) for b in range(5)] == [ref.allocator.ref_count(b) for b in range(5)]
         failures += results[0] == "out of blocks"
     assert failures == 2

@@ -1,17 +1,33 @@
-"""Sharing KV-cache blocks: fork, copy-on-write and prefix caching.
+"""Sharing KV-cache blocks: fork and copy-on-write, and a prefix cache as vLLM v1 keeps it.
 
 After Kwon et al., "Efficient Memory Management for Large Language Model Serving
-with PagedAttention", SOSP 2023 (vLLM): sequences that start alike map the same
-physical blocks, counted by reference (section 4.4); a sequence about to write
-into a partly filled block that others share first copies it (copy-on-write).
-Prompts that share a prefix find its full blocks in a *prefix cache* keyed by a
-hash of the block's tokens chained over the prefix before it, as vLLM's
-automatic prefix caching does (vLLM design docs, "Automatic Prefix Caching":
-``hash(parent_hash, block tokens)``; only full blocks are cached).
+with PagedAttention", SOSP 2023 (vLLM), and vLLM v1's prefix cache (vLLM design
+docs, "Automatic Prefix Caching"; ``vllm/v1/core/kv_cache_utils.py`` and
+``block_pool.py``).
 
-:class:`CachingBlockManager` is the reference for the lab's second exercise;
-:func:`simulate_sharing` counts the blocks sharing saves in the paper's cases
-(section 6.3: parallel sampling and beam search; section 6.4: shared prefix).
+Two generations of sharing live here:
+
+- **The paper's (vLLM v0):** sequences that start alike map the same physical
+  blocks, counted by reference (section 4.4); a fork shares every block, and a
+  sequence about to write into a partly filled block that others share first
+  copies it (copy-on-write).
+- **vLLM v1's prefix cache:** every *full* block is keyed by
+  ``hash((parent_hash, block tokens, extra_keys))`` (``hash_block_tokens``), the
+  extra keys carrying what else changes the block's keys and values (a LoRA
+  adapter, multimodal inputs, a ``cache_salt`` in the first block). A block whose
+  reference count falls to 0 *stays cached*: it waits in a free queue, least
+  recently used first, and is evicted only when a new block is needed
+  (``FreeKVCacheBlockQueue``); a finished request's blocks join the queue last
+  block first, so a prefix's tail is evicted before its head. Blocks filled by
+  decoding are cached once full. v1 does not fork for sampling: ``n > 1`` samples are
+  ``n`` requests that share full blocks through the cache, and block tables only
+  grow (vLLM PR #10980; design docs, "Duplicated blocks").
+
+:class:`CachingBlockManager` does both (fork and copy-on-write for the paper's
+cases, the v1 cache for prompts and decoded blocks); it is the reference for the
+lab's second exercise. :func:`simulate_sharing` counts the blocks sharing saves in
+the paper's cases (section 6.3: parallel sampling and beam search; section 6.4:
+shared prefix), with v0's fork or v1's separate requests.
 """
 
 from __future__ import annotations
@@ -21,15 +37,15 @@ from dataclasses import dataclass
 
 from labs.paged_attention import (
     DEFAULT_BLOCK_SIZE,
-    BlockAllocator,
+    LRUBlockAllocator,
     OutOfBlocksError,
     UnknownSequenceError,
     _blocks_for,
     _check_int,
 )
 
-__all__ = ["CachingBlockManager", "SharingSimulation", "block_hash", "describe_workload", "sharing_workload",
-           "simulate_sharing"]
+__all__ = ["CachingBlockManager", "LRUBlockAllocator", "SharingSimulation", "block_hash", "describe_workload",
+           "sharing_workload", "simulate_sharing"]
 
 
 def _tokens(name: str, tokens) -> tuple[int, ...]:
@@ -42,49 +58,64 @@ def _tokens(name: str, tokens) -> tuple[int, ...]:
     return tokens
 
 
-def block_hash(parent_hash, tokens) -> int:
-    """Prefix-cache key of one full block: its tokens and, through ``parent_hash``, every token before them.
+def block_hash(parent_hash, tokens, extra_keys=None) -> int:
+    """Prefix-cache key of one full block: its tokens, every token before them, and its extra keys.
 
     Args:
         parent_hash: the key of the previous block of the sequence, or None
             for its first block.
         tokens: (block_size,) token ids of this block.
+        extra_keys: None, or a tuple of what else changes this block's keys
+            and values: in vLLM v1 a LoRA adapter's name, multimodal input
+            hashes, and a request's ``cache_salt`` (first block only).
 
-    Returns an int (Python's ``hash``: equal inputs give equal keys within one
-    interpreter; values differ between CPython builds, e.g. 64-bit and
-    Pyodide's 32-bit). Chaining makes a block's key depend on the whole
-    prefix, so the same tokens at another position, or after another prefix,
-    get another key. Like vLLM's builtin hash it may collide in principle
-    (vLLM offers SHA-256 for that). Raises TypeError for a non-int token.
-    Source: vLLM design docs, "Automatic Prefix Caching" (hash of the parent
-    hash and the block's token ids); Kwon et al. 2023, section 4.4.
+    Returns an int: Python's ``hash`` of ``(parent_hash, tokens, extra_keys)``,
+    the tuple vLLM v1's ``hash_block_tokens`` hashes. Equal inputs give equal
+    keys within one interpreter (a str salt hashes differently in another
+    process, and values differ between CPython builds, e.g. 64-bit and
+    Pyodide's 32-bit). Chaining makes a block's key depend on the whole prefix,
+    so the same tokens at another position, or after another prefix, or with
+    another salt, get another key. Like vLLM's builtin hash it may collide in
+    principle (vLLM offers SHA-256 for that). Raises TypeError for a non-int
+    token. Source: vLLM design docs, "Automatic Prefix Caching" (parent hash,
+    block tokens, extra hashes); ``vllm/v1/core/kv_cache_utils.py``.
 
     >>> first = block_hash(None, [1, 2, 3, 4])
     >>> first == block_hash(None, (1, 2, 3, 4)), block_hash(first, [1, 2, 3, 4]) == first
     (True, False)
+    >>> block_hash(None, [1, 2, 3, 4], ("tenant a",)) == first
+    False
     """
-    return hash((parent_hash, _tokens("tokens", tokens)))
+    if extra_keys is not None and not isinstance(extra_keys, tuple):
+        raise TypeError(f"extra_keys must be None or a tuple, got {extra_keys!r}")
+    return hash((parent_hash, _tokens("tokens", tokens), extra_keys))
 
 
 class CachingBlockManager:
-    """Block tables over one pool with fork, copy-on-write and a prefix cache of full prompt blocks.
+    """Block tables over one pool: fork and copy-on-write (the paper), and vLLM v1's prefix cache.
 
     Args:
         num_blocks: pool size, in physical blocks (>= 1).
         block_size: token slots per block, B (>= 1).
+        cache_decoded: also cache a block once decoding fills it (vLLM v1
+            does); False caches prompt blocks only.
 
     Attributes:
-        allocator: the BlockAllocator (free list and reference counts).
+        allocator: the LRUBlockAllocator (free queue and reference counts).
         tables: seq_id -> its block table, (num_logical_blocks,) physical ids.
         lengths: seq_id -> tokens written.
-        cached: block hash -> physical block, for full prompt blocks.
+        cached: block hash -> physical block, for full blocks; a block stays
+            here after its reference count falls to 0, until it is evicted.
+        evicted: physical blocks dropped from the cache to be reused, in order.
         pool: (num_blocks * block_size,) the token id in each slot (None if
             never written); it stands in for the slot's key and value.
 
-    Only prompts go through the cache; vLLM also caches the blocks that
-    generation fills, and keeps freed cached blocks for reuse until evicted.
-    Source: Kwon et al. 2023, sections 4.2-4.4; vLLM's block manager
-    (copy-on-write returns the (src, dst) copies for the cache engine).
+    A finished sequence's blocks join the free queue last block first, so the
+    tail of a prefix is evicted before its head; a block is evicted only when
+    :meth:`allocate` hands it out for new tokens. Source: Kwon et al. 2023,
+    sections 4.2-4.4 (fork, copy-on-write); vLLM design docs, "Automatic Prefix
+    Caching" (free, eviction, duplicated blocks); ``vllm/v1/core/block_pool.py``
+    and ``single_type_kv_cache_manager.py`` (``free``: ``reversed(req_blocks)``).
 
     >>> m = CachingBlockManager(num_blocks=8, block_size=4)
     >>> m.add_sequence("a", [1, 2, 3, 4, 5, 6]), m.fork("a", "b")
@@ -93,16 +124,24 @@ class CachingBlockManager:
     ([(1, 2)], [0, 2], [1, 2, 3, 4, 5, 6, 70])
     >>> m.add_sequence("c", [1, 2, 3, 4, 9])  # block 0 is a cache hit
     [0, 3]
+    >>> for seq in ("a", "b", "c"):
+    ...     _ = m.free_sequence(seq)
+    >>> m.add_sequence("d", [1, 2, 3, 4]), m.allocator.ref_count(0)  # still cached after the end
+    ([0], 1)
     """
 
-    def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
-        self.allocator = BlockAllocator(num_blocks, block_size)
+    def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, cache_decoded: bool = True):
+        self.allocator = LRUBlockAllocator(num_blocks, block_size)
         self.block_size = block_size
+        self.cache_decoded = bool(cache_decoded)
         self.tables: dict = {}
         self.lengths: dict = {}
         self.cached: dict = {}
-        self._hash_of: dict[int, int] = {}  # physical block -> its key in `cached`, to drop it when freed
+        self.evicted: list[int] = []
+        self._hash_of: dict[int, int] = {}  # cached block -> its key in `cached`, to evict it
         self._prefix_of: dict[int, tuple] = {}  # cached block -> the tokens up to its end, to verify a hit
+        self._keys: dict = {}  # seq_id -> keys of its leading full blocks, to chain the next one
+        self._salt: dict = {}  # seq_id -> its cache_salt (None: none)
         self.pool: list = [None] * (num_blocks * block_size)  # (num_blocks * B,)
 
     @property
@@ -133,28 +172,55 @@ class CachingBlockManager:
         bs = self.block_size
         self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
 
-    def add_sequence(self, seq_id, prompt) -> list[int]:
+    def allocate(self) -> int:
+        """A block for new tokens: the front of the free queue, evicted from the prefix cache if it was cached.
+
+        Raises OutOfBlocksError when every block is in use.
+        """
+        block = self.allocator.allocate()
+        key = self._hash_of.pop(block, None)
+        if key is not None:  # the least recently used cached block gives way
+            del self.cached[key], self._prefix_of[block]
+            self.evicted.append(block)
+        return block
+
+    def _register(self, block: int, key: int, prefix: tuple) -> None:
+        """Cache a full block under ``key`` unless the key is taken (v1 keeps the first; tables never change)."""
+        if key not in self.cached:
+            self.cached[key], self._hash_of[block], self._prefix_of[block] = block, key, prefix
+
+    @staticmethod
+    def _extra_keys(start: int, cache_salt):
+        # vLLM v1 puts the salt in the first block's key only: every later key
+        # chains from it, so one salt isolates the whole prefix.
+        return (cache_salt,) if start == 0 and cache_salt is not None else None
+
+    def add_sequence(self, seq_id, prompt, cache_salt=None) -> list[int]:
         """Map a prompt's blocks; return the new block table, (ceil(len(prompt) / B),) physical ids.
 
         Each full block is looked up in the prefix cache by
-        ``block_hash(parent, tokens)``: a hit shares the cached block (its
-        reference count + 1), a miss allocates one and registers it. A hit
-        whose block holds other tokens (a hash collision) counts as a miss
-        and is not registered. A partly
-        filled last block is never cached (the sequence will write into it).
-        Raises ValueError for an existing id, TypeError for a non-int token,
-        OutOfBlocksError (nothing changed) when the pool is short.
+        ``block_hash(parent, tokens, extra_keys)``, up to the first miss, as
+        vLLM's ``find_longest_cache_hit`` does: a hit shares the cached block
+        (reference count + 1; a hit on a free cached block takes it out of the
+        free queue), a miss allocates one and registers it. A hit whose block
+        holds other tokens (a hash collision) counts as a miss and is not
+        registered. A partly filled last block is never cached (the sequence
+        will write into it). ``cache_salt`` (any hashable, e.g. a tenant's
+        secret) enters the first block's key: prompts with different salts
+        share nothing. Raises ValueError for an existing id, TypeError for a
+        non-int token, OutOfBlocksError (nothing changed) when the pool is short.
         """
         self._new(seq_id)
         prompt, bs = _tokens("prompt", prompt), self.block_size
-        plan, parent = [], None  # (key or None, cached block or None) per logical block
+        plan, keys, parent, hitting = [], [], None, True  # (key or None, cached block or None) per block
         for start in range(0, len(prompt), bs):
             chunk = prompt[start:start + bs]
             if len(chunk) < bs:  # a partly filled block is never cached
                 plan.append((None, None))
                 continue
-            parent = block_hash(parent, chunk)
-            block = self.cached.get(parent)
+            parent = block_hash(parent, chunk, self._extra_keys(start, cache_salt))
+            keys.append(parent)
+            block = self.cached.get(parent) if hitting else None
             # A hit must hold these very tokens after this very prefix. vLLM trusts
             # its hash (collisions are negligible with SHA-256), but Python's hash of
             # small ints collides trivially (hash(-1) == hash(-2)), and a false hit
@@ -165,32 +231,39 @@ class CachingBlockManager:
                 plan.append((None, None))
             else:
                 plan.append((parent, block))
+            hitting = block is not None and plan[-1][1] is not None
         misses = sum(block is None for _, block in plan)
-        if misses > self.allocator.num_free:  # check first: a failed add leaves nothing behind
+        woken = sum(1 for _, block in plan if block is not None and self.allocator.ref_count(block) == 0)
+        if misses + woken > self.allocator.num_free:  # check first: a failed add leaves nothing behind
             raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                   f"({misses} needed, {self.allocator.num_free} free)")
+                                   f"({misses + woken} needed, {self.allocator.num_free} free)")
+        for _, block in plan:  # touch the hits first, so no allocation below evicts them
+            if block is not None:
+                self.allocator.share(block)
         table = []
         for key, block in plan:
-            if block is not None:  # a hit: share it
-                self.allocator.share(block)
-            else:
-                block = self.allocator.allocate()
+            if block is None:
+                block = self.allocate()
                 if key is not None:  # a miss on a full block: register it
-                    self.cached[key], self._hash_of[block] = block, key
-                    self._prefix_of[block] = prompt[:len(table) * bs + bs]
+                    self._register(block, key, prompt[:len(table) * bs + bs])
             table.append(block)
         self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
+        self._keys[seq_id], self._salt[seq_id] = keys, cache_salt
         for slot, token in zip(self.slots(seq_id), prompt):
             self.pool[slot] = token
         return table
 
     def fork(self, parent, child) -> list[int]:
-        """Make ``child`` share every block of ``parent`` (each reference count + 1); return its table."""
+        """Make ``child`` share every block of ``parent`` (each reference count + 1); return its table.
+
+        The paper's fork (vLLM v0); vLLM v1 runs each sample as its own request.
+        """
         source = self._table(parent)
         self._new(child)
         for block in source:
             self.allocator.share(block)
         self.tables[child], self.lengths[child] = list(source), self.lengths[parent]
+        self._keys[child], self._salt[child] = list(self._keys[parent]), self._salt[parent]
         return self.tables[child]
 
     def append_token(self, seq_id, token: int) -> list[tuple[int, int]]:
@@ -200,37 +273,45 @@ class CachingBlockManager:
         last block that other sequences share (reference count >= 2) is
         copied first: a new block ``dst`` gets ``src``'s slots, ``src`` loses
         one reference and ``dst`` takes its place in this table
-        (copy-on-write). Raises OutOfBlocksError (nothing changed) when no
-        block is free, TypeError for a non-int token.
+        (copy-on-write). A block this token fills enters the prefix cache
+        (``cache_decoded``), unless an equal block is cached already: vLLM v1
+        then keeps both, since a block table never changes an entry. Raises
+        OutOfBlocksError (nothing changed) when no block is free, TypeError
+        for a non-int token.
         """
         table, n, bs = self._table(seq_id), self.lengths[seq_id], self.block_size
         (token,) = _tokens("token", [token])
         copies = []
         if n % bs == 0:  # the last block is full, or there is none
-            table.append(self.allocator.allocate())
+            table.append(self.allocate())
         elif self.allocator.ref_count(table[-1]) > 1:
-            src, dst = table[-1], self.allocator.allocate()
+            src, dst = table[-1], self.allocate()
             self.copy_block(src, dst)
             self.allocator.free(src)  # the other sequences keep their reference
             table[-1] = dst
             copies.append((src, dst))
         self.pool[table[n // bs] * bs + n % bs] = token
         self.lengths[seq_id] = n + 1
+        if self.cache_decoded and (n + 1) % bs == 0:  # the token filled its block
+            keys, start = self._keys[seq_id], n + 1 - bs
+            tokens = self.read(seq_id)
+            key = block_hash(keys[-1] if keys else None, tokens[start:], self._extra_keys(start, self._salt[seq_id]))
+            keys.append(key)
+            self._register(table[-1], key, tuple(tokens))
         return copies
 
     def free_sequence(self, seq_id) -> list[int]:
         """Drop ``seq_id``: one reference fewer on each of its blocks; return those that became free.
 
-        A freed block leaves the prefix cache too (its slots may be reused).
+        Its blocks are released last block first, so they join the free queue
+        tail first and a prefix's last blocks are evicted before its first
+        ones (vLLM v1: the last block hashes more tokens and is less likely to
+        be reused). A freed cached block stays in the prefix cache until
+        :meth:`allocate` hands it out again.
         """
         table = self._table(seq_id)
-        del self.tables[seq_id], self.lengths[seq_id]
-        released = [b for b in reversed(table) if self.allocator.free(b) == 0]
-        for block in released:
-            key = self._hash_of.pop(block, None)
-            if key is not None:
-                del self.cached[key], self._prefix_of[block]
-        return released
+        del self.tables[seq_id], self.lengths[seq_id], self._keys[seq_id], self._salt[seq_id]
+        return [b for b in reversed(table) if self.allocator.free(b) == 0]
 
 
 @dataclass(frozen=True)
@@ -239,6 +320,10 @@ class SharingSimulation:
 
     ``block_steps_*`` add up, at every step, the physical blocks held by all
     live sequences: the time-average of KV memory in blocks, times the steps.
+    ``block_steps_prompt`` is the part of ``block_steps_unshared`` spent on
+    the prompt's *full* blocks (for ``"prefix"``: the shared prefix's): in
+    parallel sampling, all that sharing keeps (a partly filled last block is
+    copied, or never shared, from the first decoding step on).
     """
 
     case: str
@@ -247,11 +332,18 @@ class SharingSimulation:
     width: int
     block_steps_shared: int
     block_steps_unshared: int
+    block_steps_prompt: int = 0
+    engine: str = "v0"
 
     @property
     def saving(self) -> float:
         """Blocks saved by sharing over blocks without sharing (the paper's Fig. 15 measure)."""
         return 1.0 - self.block_steps_shared / self.block_steps_unshared
+
+    @property
+    def prompt_share(self) -> float:
+        """Full prompt blocks' share of the block-steps without sharing: ``block_steps_prompt / block_steps_unshared``."""
+        return self.block_steps_prompt / self.block_steps_unshared
 
 
 def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40),
@@ -288,11 +380,11 @@ def describe_workload(workload) -> str:
 
 
 def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE,
-                     prefix_len: int = 0, seed: int = 0) -> SharingSimulation:
+                     prefix_len: int = 0, seed: int = 0, engine: str = "v0") -> SharingSimulation:
     """Count KV blocks held with sharing (a CachingBlockManager) and without, in one of the paper's cases.
 
     Args:
-        case: ``"parallel"`` (each request's prompt is forked into ``width``
+        case: ``"parallel"`` (each request's prompt continued by ``width``
             samples, each with its own output length drawn around the
             request's), ``"beam"`` (``width`` beams; at each step every beam
             continues one of the previous step's beams, chosen at random, and
@@ -304,13 +396,20 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
         block_size: slots per block, B.
         prefix_len: tokens of the shared prefix ("prefix" only).
         seed: seed for the random choices (output lengths, beam parents).
+        engine: ``"v0"``: parallel samples are forks of the prompt, sharing
+            every prompt block, its partly filled last one too until
+            copy-on-write (the paper's design); ``"v1"``: each sample is its
+            own request with the same prompt, sharing only the prompt's full
+            blocks through the prefix cache (vLLM PR #10980). ``"v1"`` is for
+            ``"parallel"`` only.
 
     Returns a SharingSimulation. Requests run one after another, each alone
     in the pool, so ``block_steps`` is the sum over requests of the blocks
-    held at every decoding step. Raises ValueError for an unknown case or a
-    bad size. Source: Kwon et al. 2023, section 6.3 (Fig. 15: 6.1-9.8 %
-    saved in parallel sampling, 37.6-55.2 % in beam search, OPT-13B on
-    Alpaca) and section 6.4 (shared prefix; the paper reports throughput).
+    held at every decoding step. Raises ValueError for an unknown case or
+    engine, or a bad size. Source: Kwon et al. 2023, section 6.3 (Fig. 15:
+    6.1-9.8 % saved in parallel sampling, 37.6-55.2 % in beam search,
+    OPT-13B on Alpaca) and section 6.4 (shared prefix; the paper reports
+    throughput).
 
     >>> sim = simulate_sharing("parallel", [(32, 8)], width=2, block_size=16)
     >>> sim.block_steps_shared < sim.block_steps_unshared
@@ -318,6 +417,10 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
     """
     if case not in ("parallel", "beam", "prefix"):
         raise ValueError(f"unknown case {case!r}: expected 'parallel', 'beam' or 'prefix'")
+    if engine not in ("v0", "v1"):
+        raise ValueError(f"unknown engine {engine!r}: expected 'v0' or 'v1'")
+    if engine == "v1" and case != "parallel":
+        raise ValueError(f"engine 'v1' models parallel sampling only, got case {case!r}")
     _check_int("width", width, 1)
     _check_int("block_size", block_size, 1)
     _check_int("prefix_len", prefix_len, 0)
@@ -325,7 +428,7 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
     if not pairs:
         raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
     rng = random.Random(_check_int("seed", seed))
-    shared = unshared = 0
+    shared = unshared = prompt_steps = 0
     if case == "prefix":  # all requests in one batch: they are alive together
         prefix = list(range(prefix_len))
         longest = max(o for _, o in pairs)
@@ -341,10 +444,11 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
                     m.append_token(i, step)
             shared += m.allocator.num_used
             unshared += sum(_blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
+            prompt_steps += len(m.seq_ids) * (prefix_len // block_size)
             for i, (_, o) in enumerate(pairs):
                 if step == o - 1:
                     m.free_sequence(i)
-        return SharingSimulation(case, block_size, len(pairs), 1, shared, unshared)
+        return SharingSimulation(case, block_size, len(pairs), 1, shared, unshared, prompt_steps, engine)
     for p, o in pairs:
         if case == "parallel":  # each sample stops at its own length
             outputs = [rng.randint(max(1, o // 2), o + o // 2) for _ in range(width)]
@@ -354,7 +458,10 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
         m = CachingBlockManager(pool, block_size)
         m.add_sequence(0, list(range(p)))
         for k in range(1, width):
-            m.fork(0, k)
+            if engine == "v1":  # its own request: the prompt's full blocks hit the cache
+                m.add_sequence(k, list(range(p)))
+            else:
+                m.fork(0, k)
         live = list(range(width))
         for step in range(max(outputs)):
             if case == "beam" and step > 0:  # each new beam continues a random survivor
@@ -369,6 +476,7 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
                 m.append_token(s, step)
             shared += m.allocator.num_used
             unshared += sum(_blocks_for(m.lengths[s], block_size) for s in live)
+            prompt_steps += len(live) * (p // block_size)  # full blocks: all that stays shared
             if case == "parallel":
                 for s in list(live):
                     if step == outputs[s] - 1:
@@ -376,4 +484,4 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
                         live.remove(s)
         for s in live:
             m.free_sequence(s)
-    return SharingSimulation(case, block_size, len(pairs), width, shared, unshared)
+    return SharingSimulation(case, block_size, len(pairs), width, shared, unshared, prompt_steps, engine)

@@ -148,7 +148,7 @@ class BlockTableDiagram:
         legend = ["shaded = filled slots · dashed = free block",
                   "×n = reference count: n block tables map the block (copy-on-write on append)"]
         if self.cached or wrong:
-            legend.append(" · ".join(["cached = full block in the prefix cache"] * bool(self.cached)
+            legend.append(" · ".join(["cached = full block in the prefix cache (kept when free, until evicted)"] * bool(self.cached)
                                      + ["count ≠ mapped: the reference count disagrees with the tables"] * wrong))
         width = max(pool_x + (250 if wrong else 180), 600)
         height = top + body_h + 20 + 14 * len(legend)
@@ -192,7 +192,8 @@ class BlockTableDiagram:
             out.append(f'<rect x="{pool_x}" y="{y}" width="{BW}" height="{BH}" rx="3" '
                        f'fill="{SHARED if shared else "none"}" fill-opacity="0.15" stroke="{stroke}" '
                        f'stroke-width="{2 if shared else 1}"{dash}/>')
-            state = " free" if count == 0 else " cached" if b in self.cached else ""
+            # vLLM v1 keeps a free block's prefix cached until the block is handed out again
+            state = (" free" if count == 0 else "") + (" cached" if b in self.cached else "")
             out.append(f'<text x="{pool_x + 4}" y="{y + 12}" font-size="9">P{b}{state}</text>')
             out.extend(_slots(pool_x, y, fill[b], bs))
             if shared:

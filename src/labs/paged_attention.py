@@ -9,7 +9,9 @@ token ``t`` lives at the slot
     slot = block_table[t // block_size] * block_size + t % block_size
 
 Sequences share blocks by reference count and copy a shared block before
-writing into it (copy-on-write, section 4.4). Reading a token that was never
+writing into it (copy-on-write, section 4.4). :class:`LRUBlockAllocator` hands
+out free blocks least recently freed first, as vLLM v1's free queue does for its
+prefix cache (``labs.block_sharing``). Reading a token that was never
 written is a *page fault*. :func:`simulate_memory` replays the paper's point
 (section 3, Figures 2-3): max-length contiguous reservations leave most KV
 memory empty, while paged blocks waste only each sequence's last, partial block.
@@ -165,6 +167,85 @@ class BlockAllocator:
     def ref_count(self, block: int) -> int:
         """Number of block tables that map this physical block (0 = free)."""
         self._check_block(block)
+        return self._ref_counts[block]
+
+
+class LRUBlockAllocator(BlockAllocator):
+    """A BlockAllocator whose free blocks wait in a queue: the front one is handed out (evicted) first.
+
+    Args:
+        num_blocks: pool size, in physical blocks (>= 1).
+        block_size: token slots per block (>= 1).
+
+    vLLM v1's ``FreeKVCacheBlockQueue``: the queue starts in block-id order; a
+    block whose reference count falls to 0 joins its back; :meth:`allocate`
+    takes the front, the least recently freed block. A free block may still
+    hold a cached prefix: :meth:`share` on it ("touch" in vLLM) takes it out of
+    the queue with reference count 1, wherever it is. Raises as BlockAllocator.
+    Source: ``vllm/v1/core/kv_cache_utils.py`` (FreeKVCacheBlockQueue),
+    ``block_pool.py`` (get_new_blocks, touch, free_blocks).
+
+    >>> pool = LRUBlockAllocator(3, block_size=4)
+    >>> [pool.allocate() for _ in range(3)]
+    [0, 1, 2]
+    >>> pool.free(2), pool.free(0), pool.free_queue
+    (0, 0, [2, 0])
+    >>> pool.share(0), pool.free_queue, pool.allocate()  # touch block 0, then the front: 2
+    (1, [2], 2)
+    """
+
+    def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
+        super().__init__(num_blocks, block_size)
+        # A dict keeps insertion order and removes any key in O(1): vLLM's doubly
+        # linked list, without the pointers.
+        self._queue: dict[int, None] = dict.fromkeys(range(num_blocks))
+        self._free = None  # the parent's stack is not used
+
+    @property
+    def free_queue(self) -> list[int]:
+        """Free blocks, the next to be handed out first: (num_free,) physical ids."""
+        return list(self._queue)
+
+    @property
+    def num_free(self) -> int:
+        """Physical blocks in the free queue (reference count 0)."""
+        return len(self._queue)
+
+    @property
+    def num_used(self) -> int:
+        """Physical blocks with reference count >= 1."""
+        return self.num_blocks - len(self._queue)
+
+    def allocate(self) -> int:
+        """Take the front of the free queue with reference count 1; raise OutOfBlocksError if none."""
+        if not self._queue:
+            raise OutOfBlocksError(
+                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks "
+                f"of {self.block_size} slots are in use)")
+        block = next(iter(self._queue))
+        del self._queue[block]
+        self._ref_counts[block] = 1
+        return block
+
+    def share(self, block: int) -> int:
+        """Add one reference; a free block leaves the queue (a prefix-cache hit on it). Return the count."""
+        self._check_block(block)
+        if self._ref_counts[block] == 0:
+            del self._queue[block]
+        self._ref_counts[block] += 1
+        return self._ref_counts[block]
+
+    def free(self, block: int) -> int:
+        """Drop one reference; at 0 the block joins the back of the queue. Return the new count.
+
+        Raises DoubleFreeError if the count is already 0, ValueError for an invalid id.
+        """
+        self._check_block(block)
+        if self._ref_counts[block] == 0:
+            raise DoubleFreeError(f"Double free! Block {block} is already freed.")
+        self._ref_counts[block] -= 1
+        if self._ref_counts[block] == 0:
+            self._queue[block] = None
         return self._ref_counts[block]
 
 
