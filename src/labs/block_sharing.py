@@ -13,8 +13,9 @@ Two generations of sharing live here:
   copies it (copy-on-write).
 - **vLLM v1's prefix cache:** every *full* block is keyed by
   ``hash((parent_hash, block tokens, extra_keys))`` (``hash_block_tokens``), the
-  extra keys carrying what else changes the block's keys and values (a LoRA
-  adapter, multimodal inputs, a ``cache_salt`` in the first block). A block whose
+  extra keys carrying what else makes the block unique: what changes its keys and
+  values (a LoRA adapter, multimodal inputs, prompt embeddings) and a ``cache_salt``
+  in the first block, which changes nothing but isolates tenants. A block whose
   reference count falls to 0 *stays cached*: it waits in a free queue, least
   recently used first, and is evicted only when a new block is needed
   (``FreeKVCacheBlockQueue``); a finished request's blocks join the queue last
