@@ -21,12 +21,17 @@ from dataclasses import dataclass
 
 from labs.paged_attention import (
     DEFAULT_BLOCK_SIZE,
+    MAX_COUNT,
     BlockAllocator,
     OutOfBlocksError,
     UnknownSequenceError,
     _blocks_for,
     _check_int,
 )
+
+# The most token slots (num_blocks x block_size) in a CachingBlockManager's pool, a list in memory:
+# paged_attention's MAX_COUNT blocks of vLLM's 16 slots. Requests in a workload share MAX_COUNT.
+MAX_POOL_SLOTS = MAX_COUNT * DEFAULT_BLOCK_SIZE
 
 __all__ = ["CachingBlockManager", "SharingSimulation", "block_hash", "describe_workload", "sharing_workload",
            "simulate_sharing"]
@@ -97,6 +102,9 @@ class CachingBlockManager:
 
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
         self.allocator = BlockAllocator(num_blocks, block_size)
+        if num_blocks * block_size > MAX_POOL_SLOTS:
+            raise ValueError(f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
+                             f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)")
         self.block_size = block_size
         self.tables: dict = {}
         self.lengths: dict = {}
@@ -129,7 +137,18 @@ class CachingBlockManager:
         return [self.pool[s] for s in self.slots(seq_id)]
 
     def copy_block(self, src: int, dst: int) -> None:
-        """Copy every slot of physical block ``src`` into ``dst`` (the copy a copy-on-write needs)."""
+        """Copy every slot of physical block ``src`` into ``dst`` (the copy a copy-on-write needs).
+
+        Raises TypeError / ValueError unless both are physical block ids, 0 <= id < num_blocks
+        (a negative id would slice the pool from its end and scramble it).
+
+        >>> m = CachingBlockManager(2, block_size=2)
+        >>> m.copy_block(-1, 0)
+        Traceback (most recent call last):
+        ValueError: invalid physical block id -1: expected 0 <= id < 2
+        """
+        self.allocator._check_block(src)
+        self.allocator._check_block(dst)
         bs = self.block_size
         self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
 
@@ -259,12 +278,13 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
     """Reproducible (prompt_len, output_len) pairs, uniform in the given inclusive ranges, in tokens.
 
     Short instruction-style requests; integer draws only, so CPython and
-    Pyodide give the same list. Raises ValueError for an empty range.
+    Pyodide give the same list. Raises ValueError for an empty range, or for
+    num_requests < 1 or above ``labs.paged_attention.MAX_COUNT`` (100,000).
 
     >>> sharing_workload(2, seed=1) == sharing_workload(2, seed=1)
     True
     """
-    _check_int("num_requests", num_requests, 1)
+    _check_int("num_requests", num_requests, 1, MAX_COUNT)
     for name, (low, high) in (("prompt_range", prompt_range), ("output_range", output_range)):
         if not 1 <= _check_int(f"{name}[0]", low) <= _check_int(f"{name}[1]", high):
             raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")

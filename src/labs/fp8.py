@@ -26,6 +26,10 @@ import random
 E4M3_MAX = 448.0  # largest finite e4m3fn value, 1.75 * 2**8
 E4M3_MIN_NORMAL = 2.0**-6
 E4M3_MANTISSA_BITS = 3
+# The most rows or columns of a matrix this module makes (hadamard, with_outliers, incoherence_errors):
+# FlashAttention-3's head dimensions go to 256; a 1024 x 1024 Hadamard matrix takes a tenth of a
+# second in pure Python, and 2**62 would never finish.
+MAX_DIM = 1024
 
 
 class Fp8Overflow(OverflowError, ValueError):
@@ -77,6 +81,14 @@ def round_e4m3(x: float) -> float:
     if r > E4M3_MAX:
         raise Fp8Overflow(f"{x!r} rounds past e4m3's largest finite value, 448; scale the tensor first (quantize)")
     return math.copysign(r, x)
+
+
+def _check_dim(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} = {value!r} is a {type(value).__name__}; expected an int")
+    if not low <= value <= MAX_DIM:
+        raise ValueError(f"{name} = {value}; expected {low} <= {name} <= {MAX_DIM} (labs.fp8.MAX_DIM)")
+    return value
 
 
 def _matrix(x, name: str) -> list[list[float]]:
@@ -143,13 +155,17 @@ def hadamard(n: int) -> list[list[float]]:
         (n, n) floats.
 
     Raises:
-        ValueError: n not a power of two >= 1 (Sylvester's construction doubles).
+        ValueError: n not a power of two >= 1 (Sylvester's construction doubles),
+            or above MAX_DIM (1024). TypeError: n not an int.
 
     >>> hadamard(2)
     [[1.0, 1.0], [1.0, -1.0]]
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1 or n & (n - 1):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n = {n!r} is a {type(n).__name__}; expected an int, a power of two")
+    if n < 1 or n & (n - 1):
         raise ValueError(f"n = {n!r}; expected a power of two >= 1 for a Sylvester Hadamard matrix")
+    _check_dim(n, "n")
     h = [[1.0]]
     while len(h) < n:
         h = [row + row for row in h] + [row + [-v for v in row] for row in h]
@@ -182,12 +198,25 @@ def random_orthogonal(d: int, rng: random.Random) -> list[list[float]]:
     return [[h[i][j] * signs[j] / math.sqrt(d) for j in range(d)] for i in range(d)]
 
 
+def _shape(x: list[list[float]]) -> tuple[int, int]:
+    return len(x), len(x[0])
+
+
 def matmul(a, b) -> list[list[float]]:
     """a b for (N, d) a and (d, M) b, lists of rows.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or a's columns (d) not b's rows.
+
     >>> matmul([[1.0, 2.0]], [[3.0], [4.0]])
     [[11.0]]
+    >>> matmul([[1.0, 2.0]], [[3.0, 4.0]])
+    Traceback (most recent call last):
+    ValueError: matmul: a is (1, 2) and b is (1, 2); expected a's 2 columns to match b's rows
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if len(a[0]) != len(b):
+        raise ValueError(f"matmul: a is {_shape(a)} and b is {_shape(b)}; expected a's {len(a[0])} columns to match b's rows")
     cols = list(zip(*b))
     return [[sum(x * y for x, y in zip(row, col)) for col in cols] for row in a]
 
@@ -195,18 +224,33 @@ def matmul(a, b) -> list[list[float]]:
 def matmul_t(a, b) -> list[list[float]]:
     """a b^T for (N, d) a and (M, d) b: the score matrix Q K^T.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or their rows of different lengths (d).
+
     >>> matmul_t([[1.0, 2.0]], [[3.0, 4.0], [1.0, 0.0]])
     [[11.0, 1.0]]
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if len(a[0]) != len(b[0]):
+        raise ValueError(f"matmul_t: a is {_shape(a)} and b is {_shape(b)}; expected rows of one length d")
     return [[sum(x * y for x, y in zip(row, col)) for col in b] for row in a]
 
 
 def rmse(a, b) -> float:
     """Root-mean-square difference of two matrices of one shape.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or of different shapes.
+
     >>> rmse([[1.0, 2.0]], [[1.0, 4.0]])
     1.4142135623730951
+    >>> rmse([[1.0, 2.0]], [[1.0]])
+    Traceback (most recent call last):
+    ValueError: rmse: a is (1, 2) and b is (1, 1); expected one shape
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if _shape(a) != _shape(b):
+        raise ValueError(f"rmse: a is {_shape(a)} and b is {_shape(b)}; expected one shape")
     n = sum(len(r) for r in a)
     return math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / n)
 
@@ -217,9 +261,20 @@ def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outli
     The paper's section 4.3 draws Q, K, V from N(0, 1) with 0.1% of the
     entries from N(0, 10) "to simulate outliers"; here 10 is the standard deviation.
 
+    Raises TypeError, ValueError: n or d not an int in 0..MAX_DIM (1024), rng
+    not a ``random.Random``, rate not in [0, 1], outlier_std not a finite float >= 0.
+
     >>> len(with_outliers(3, 4, random.Random(0))), len(with_outliers(3, 4, random.Random(0))[0])
     (3, 4)
     """
+    _check_dim(n, "n", 0)
+    _check_dim(d, "d", 0)
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
+    if not 0.0 <= _finite(rate, "rate") <= 1.0:
+        raise ValueError(f"rate = {rate!r}; expected a probability in [0, 1]")
+    if _finite(outlier_std, "outlier_std") < 0.0:
+        raise ValueError(f"outlier_std = {outlier_std!r}; expected a standard deviation >= 0")
     return [[rng.gauss(0.0, outlier_std) if rng.random() < rate else rng.gauss(0.0, 1.0) for _ in range(d)]
             for _ in range(n)]
 
@@ -261,7 +316,8 @@ def incoherence_errors(seed: int, n: int = 32, d: int = 64, block_rows: int = 16
         RMSE of QK^T with INT8 per-tensor (``s_int8``, ``s_int8_rot``).
 
     Raises:
-        ValueError: d not a power of two; TypeError, ValueError: bad sizes.
+        ValueError: d not a power of two; TypeError, ValueError: bad sizes
+            (n, d and block_rows at most MAX_DIM, 1024).
 
     Source: Shah et al. (2024), FlashAttention-3, sections 3.3 and 4.3.
 
@@ -274,6 +330,8 @@ def incoherence_errors(seed: int, n: int = 32, d: int = 64, block_rows: int = 16
     for name, value in (("seed", seed), ("n", n), ("block_rows", block_rows)):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
             raise TypeError(f"{name} = {value!r}; expected an int >= {0 if name == 'seed' else 1}")
+    _check_dim(n, "n")
+    _check_dim(block_rows, "block_rows")
     rng = random.Random(seed)
     q, k, v = (with_outliers(n, d, rng) for _ in range(3))  # (n, d) each
     m = random_orthogonal(d, rng)  # (d, d), M M^T = I
