@@ -252,7 +252,13 @@ def rmse(a, b) -> float:
     if _shape(a) != _shape(b):
         raise ValueError(f"rmse: a is {_shape(a)} and b is {_shape(b)}; expected one shape")
     n = sum(len(r) for r in a)
-    return math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / n)
+    try:
+        total = sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    except OverflowError:
+        total = math.inf
+    if total == math.inf:  # a difference past 1.3e154 squares past float64's range
+        raise ValueError("rmse: the squared differences of a and b overflow float64; scale them first")
+    return math.sqrt(total / n)
 
 
 def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outlier_std: float = 10.0):
@@ -293,6 +299,8 @@ def quantize_int8(x) -> list[list[float]]:
     if amax == 0.0:
         return [list(row) for row in x]
     step = amax / 127
+    if step == 0.0:  # amax is subnormal: amax / 127 underflows, so measure each entry in units of amax
+        return [[round(v / amax * 127) / 127 * amax for v in row] for row in x]
     return [[round(v / step) * step for v in row] for row in x]
 
 
