@@ -100,10 +100,11 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     checks = config.pop("checks")
     # labs.checks read them: 5 blocks and 10 checks for exercise 1, 4 blocks and 12 checks for exercise 2
     assert len(config.pop("blocks")) == 9 and sum(not c["setup"] for c in checks) == 22
-    download = config.pop("download")  # downloads.py: no support cell, micrograd's exercises import nothing from labs
+    # downloads.py: the script's exit guard, no support cell (micrograd's exercises import nothing from labs)
+    download = config.pop("download")
     assert download["name"] == "micrograd"
     assert [(p["kind"], p.get("only")) for p in download["parts"]] == [
-        ("markdown", "py"), ("markdown", "ipynb"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
+        ("markdown", "py"), ("markdown", "ipynb"), ("code", "py"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
         ("code", "ipynb")]
     assert config == {
         "page": "micrograd",
