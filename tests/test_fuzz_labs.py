@@ -341,6 +341,8 @@ SITES_FOUND = {
     "fp8.rmse([], []): ZeroDivisionError": (lambda: __import__("labs.fp8").fp8.rmse([], []), ValueError, "non-empty"),
     "train(None, ...): AttributeError": (lambda: labs.nn.train(None, [[0.0, 0.0]], [1]), TypeError, "model must be a Module"),
     "build_neuron(Value=float): AttributeError": (lambda: labs.autograd.build_neuron(float), TypeError, "tanh"),
+    "describe_workload of floats: 'mean -inf' in its text": (
+        lambda: labs.block_sharing.describe_workload([(-1e308, 1.0), (-1e308, 1.0)]), TypeError, "workload[0][0] (prompt_len)"),
     "with_outliers(2, 2, None): AttributeError": (lambda: __import__("labs.fp8").fp8.with_outliers(2, 2, None),
                                                    TypeError, "rng must be a random.Random"),
 }

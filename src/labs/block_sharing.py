@@ -295,12 +295,22 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
 def describe_workload(workload) -> str:
     """One line on a workload of (prompt_len, output_len) pairs: count, ranges and means, in tokens.
 
+    Raises TypeError unless each pair holds two ints, ValueError for an empty
+    workload or a negative length.
+
     >>> describe_workload([(8, 20), (10, 40)])
     '2 requests, prompts 8-10 tokens (mean 9), outputs 20-40 (mean 30)'
     """
+    if isinstance(workload, (str, bytes)) or not hasattr(workload, "__iter__"):
+        raise TypeError(f"workload must be a list of (prompt_len, output_len) pairs, got {type(workload).__name__}")
     pairs = list(workload)
     if not pairs:
         raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"workload[{i}] = {pair!r:.60}; expected a (prompt_len, output_len) pair of token counts")
+        _check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
+        _check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
     prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
     return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
             f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
