@@ -29,6 +29,8 @@ from tests.pages import all_exercises, exercise_code, exercise_count, read_page,
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["micrograd", "online_softmax", "paged_attention"]
+# Code that ends the program, at the end of a learner's exercise.
+EXITS = {"sys.exit(0)": "import sys\nsys.exit(0)\n", "raise SystemExit": "raise SystemExit\n", "exit()": "exit()\n"}
 CONFIG = re.compile(r"window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", re.S)
 ASSEMBLE = """
 import { readFileSync } from "node:fs";
@@ -57,6 +59,15 @@ def files(site_dir, tmp_path_factory) -> dict[tuple[str, str, str], Path]:
             for fmt in ("py", "ipynb"):
                 jobs.append({"download": download, "format": fmt, "exercises": codes, "url": f"http://127.0.0.1/{page}.html"})
                 keys.append((page, which, fmt))
+    # Lab 1's script with code that ends the program after the exercises (EXITS), starter and reference.
+    download = page_config(site_dir, "micrograd")["download"]
+    text = read_page("micrograd.md")
+    for which, pick in (("starter", exercise_code), ("reference", reference_solution)):
+        for how, ending in EXITS.items():
+            codes = [pick(text, n) for n in range(exercise_count(text))]
+            codes[-1] = codes[-1].rstrip("\n") + "\n" + ending
+            jobs.append({"download": download, "format": "py", "exercises": codes, "url": "http://127.0.0.1/micrograd.html"})
+            keys.append(("micrograd", f"{which} then {how}", "py"))
     proc = subprocess.run([node, "--input-type=module", "-e", ASSEMBLE], input=json.dumps(jobs),
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -220,3 +231,17 @@ def test_a_copied_definition_brings_what_it_uses_from_its_module(tmp_path):
                                       + "print(online_softmax([1000.0, 1000.0]).probs)\n")
     proc = bare_python("copy.py", cwd=tmp_path)  # no labs: the copies, with their helpers and imports
     assert proc.stdout == "[0.5, 0.5]\n", proc.stderr
+
+
+@pytest.mark.parametrize("how", EXITS)
+def test_a_script_that_ends_the_program_before_its_checks_never_exits_0(files, how):
+    """A file whose code ended in sys.exit(0), raise SystemExit or exit() made `python -m doctest FILE.py`
+    and `python FILE.py` exit 0 with 20 of 22 checks wrong: no check had run."""
+    for which in ("starter", "reference"):
+        path = files["micrograd", f"{which} then {how}", "py"]
+        for command in (["-m", "doctest", path.name], [path.name]):
+            # -I without -S: `exit()` is the site module's, as on a learner's machine.
+            proc = subprocess.run([sys.executable, "-I", *command], cwd=path.parent, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 1, (which, command, proc.stdout[-1000:], proc.stderr[-1000:])
+            assert "the program ended before the page's checks ran" in proc.stderr, proc.stderr[-1000:]
+            assert "checks passed" not in proc.stdout

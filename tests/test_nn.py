@@ -202,7 +202,9 @@ def test_a_network_refuses_inputs_that_are_not_finite_numbers(inputs, error, mes
 
 
 def test_sizes_too_large_to_build_and_sizes_of_the_wrong_type_are_refused_at_once():
-    with pytest.raises(ValueError, match="nin must be an int from 1 to 1,000,000"):
+    from labs.nn import MAX_SIZE
+
+    with pytest.raises(ValueError, match=f"nin must be an int from 1 to {MAX_SIZE:,}"):
         Neuron(2**62)
     with pytest.raises(TypeError, match="nouts must be a list of layer widths"):
         MLP(2, b"\x04\x01")

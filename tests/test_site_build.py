@@ -14,7 +14,9 @@ import pytest
 from sphinx.errors import ExtensionError
 
 from pyodide_cells.assets import snapshot_inputs, snapshot_key
+from labs.checks import doctest_blocks
 from tests.conftest import build_site
+from tests.pages import check_count, read_page
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,12 +100,14 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     worker_js = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_bytes()
     config = json.loads(config)
     checks = config.pop("checks")
-    # labs.checks read them: 6 blocks and 13 checks for exercise 1, 6 blocks and 20 checks for exercise 2
-    assert len(config.pop("blocks")) == 12 and sum(not c["setup"] for c in checks) == 33
-    download = config.pop("download")  # downloads.py: no support cell, micrograd's exercises import nothing from labs
+    # labs.checks read them: the page's blocks and checks, as tests/pages.py counts them
+    assert len(config.pop("blocks")) == len(doctest_blocks(read_page("micrograd.md")))
+    assert sum(not c["setup"] for c in checks) == check_count("micrograd.md")
+    # downloads.py: the script's exit guard, no support cell (micrograd's exercises import nothing from labs)
+    download = config.pop("download")
     assert download["name"] == "micrograd"
     assert [(p["kind"], p.get("only")) for p in download["parts"]] == [
-        ("markdown", "py"), ("markdown", "ipynb"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
+        ("markdown", "py"), ("markdown", "ipynb"), ("code", "py"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
         ("code", "ipynb")]
     assert config == {
         "page": "micrograd",

@@ -658,11 +658,18 @@ class Float32Overflow(OverflowError):
 def to_float32(x: float) -> float:
     """Round a float64 to the nearest float32 (struct 'f' round trip).
 
-    Values beyond the float32 range round to +-inf, as IEEE 754 does.
+    Values beyond the float32 range round to +-inf, as IEEE 754 does; NaN stays NaN.
+
+    Raises TypeError when ``x`` is not a real number (an int or a float, not a bool).
 
     >>> to_float32(0.1), to_float32(1e39)
     (0.10000000149011612, inf)
+    >>> to_float32(None)
+    Traceback (most recent call last):
+    TypeError: to_float32: x must be a real number (int or float), got None (NoneType)
     """
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"to_float32: x must be a real number (int or float), got {x!r:.60} ({type(x).__name__})")
     try:
         return struct.unpack("f", struct.pack("f", x))[0]
     except OverflowError:  # some CPython versions raise instead of rounding to inf

@@ -481,6 +481,9 @@ def build_neuron(Value=Value):
     Args:
         Value: the class to build with (default this module's); any class
             with micrograd's ``+``, ``*`` and ``tanh`` works (duck-typed).
+    Raises:
+        TypeError: ``Value`` is not callable, or its nodes lack ``tanh`` or a
+            settable ``label``.
     Returns:
         SimpleNamespace with x1, x2, w1, w2, b, x1w1, x2w2, x1w1x2w2, n, o,
         each node's ``label`` set to its name; ``vars(ns)`` is the dict.
@@ -489,16 +492,22 @@ def build_neuron(Value=Value):
     >>> round(nn.o.data, 8), round(nn.x1.grad, 6), round(nn.w1.grad, 6), nn.o.label
     (0.70710678, -1.5, 1.0, 'o')
     """
-    x1, x2, w1, w2 = Value(2.0), Value(0.0), Value(-3.0), Value(1.0)
-    b = Value(6.8813735870195432)
-    x1w1, x2w2 = x1 * w1, x2 * w2
-    x1w1x2w2 = x1w1 + x2w2
-    n = x1w1x2w2 + b
-    o = n.tanh()
-    nodes = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2,
-                 x1w1x2w2=x1w1x2w2, n=n, o=o)
-    for name, node in nodes.items():
-        node.label = name
+    if not callable(Value):
+        raise TypeError(f"build_neuron: Value must be a class like micrograd's Value, got {Value!r:.60}")
+    try:
+        x1, x2, w1, w2 = Value(2.0), Value(0.0), Value(-3.0), Value(1.0)
+        b = Value(6.8813735870195432)
+        x1w1, x2w2 = x1 * w1, x2 * w2
+        x1w1x2w2 = x1w1 + x2w2
+        n = x1w1x2w2 + b
+        o = n.tanh()
+        nodes = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2,
+                     x1w1x2w2=x1w1x2w2, n=n, o=o)
+        for name, node in nodes.items():
+            node.label = name
+    except AttributeError as exc:  # a class without tanh or a settable label: say which argument
+        raise TypeError(f"build_neuron: Value = {Value!r:.60} does not make nodes with micrograd's +, *, "
+                        f"tanh and label ({exc})") from exc
     return SimpleNamespace(**nodes)
 
 

@@ -38,12 +38,17 @@ from dataclasses import dataclass
 
 from labs.paged_attention import (
     DEFAULT_BLOCK_SIZE,
+    MAX_COUNT,
     LRUBlockAllocator,
     OutOfBlocksError,
     UnknownSequenceError,
     _blocks_for,
     _check_int,
 )
+
+# The most token slots (num_blocks x block_size) in a CachingBlockManager's pool, a list in memory:
+# paged_attention's MAX_COUNT blocks of vLLM's 16 slots. Requests in a workload share MAX_COUNT.
+MAX_POOL_SLOTS = MAX_COUNT * DEFAULT_BLOCK_SIZE
 
 __all__ = ["CachingBlockManager", "LRUBlockAllocator", "SharingSimulation", "block_hash", "describe_workload",
            "sharing_workload", "simulate_sharing"]
@@ -133,6 +138,9 @@ class CachingBlockManager:
 
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, cache_decoded: bool = True):
         self.allocator = LRUBlockAllocator(num_blocks, block_size)
+        if num_blocks * block_size > MAX_POOL_SLOTS:
+            raise ValueError(f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
+                             f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)")
         self.block_size = block_size
         self.cache_decoded = bool(cache_decoded)
         self.tables: dict = {}
@@ -169,7 +177,18 @@ class CachingBlockManager:
         return [self.pool[s] for s in self.slots(seq_id)]
 
     def copy_block(self, src: int, dst: int) -> None:
-        """Copy every slot of physical block ``src`` into ``dst`` (the copy a copy-on-write needs)."""
+        """Copy every slot of physical block ``src`` into ``dst`` (the copy a copy-on-write needs).
+
+        Raises TypeError / ValueError unless both are physical block ids, 0 <= id < num_blocks
+        (a negative id would slice the pool from its end and scramble it).
+
+        >>> m = CachingBlockManager(2, block_size=2)
+        >>> m.copy_block(-1, 0)
+        Traceback (most recent call last):
+        ValueError: invalid physical block id -1: expected 0 <= id < 2
+        """
+        self.allocator._check_block(src)
+        self.allocator._check_block(dst)
         bs = self.block_size
         self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
 
@@ -352,12 +371,13 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
     """Reproducible (prompt_len, output_len) pairs, uniform in the given inclusive ranges, in tokens.
 
     Short instruction-style requests; integer draws only, so CPython and
-    Pyodide give the same list. Raises ValueError for an empty range.
+    Pyodide give the same list. Raises ValueError for an empty range, or for
+    num_requests < 1 or above ``labs.paged_attention.MAX_COUNT`` (100,000).
 
     >>> sharing_workload(2, seed=1) == sharing_workload(2, seed=1)
     True
     """
-    _check_int("num_requests", num_requests, 1)
+    _check_int("num_requests", num_requests, 1, MAX_COUNT)
     for name, (low, high) in (("prompt_range", prompt_range), ("output_range", output_range)):
         if not 1 <= _check_int(f"{name}[0]", low) <= _check_int(f"{name}[1]", high):
             raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")
@@ -368,12 +388,22 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
 def describe_workload(workload) -> str:
     """One line on a workload of (prompt_len, output_len) pairs: count, ranges and means, in tokens.
 
+    Raises TypeError unless each pair holds two ints, ValueError for an empty
+    workload or a negative length.
+
     >>> describe_workload([(8, 20), (10, 40)])
     '2 requests, prompts 8-10 tokens (mean 9), outputs 20-40 (mean 30)'
     """
+    if isinstance(workload, (str, bytes)) or not hasattr(workload, "__iter__"):
+        raise TypeError(f"workload must be a list of (prompt_len, output_len) pairs, got {type(workload).__name__}")
     pairs = list(workload)
     if not pairs:
         raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"workload[{i}] = {pair!r:.60}; expected a (prompt_len, output_len) pair of token counts")
+        _check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
+        _check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
     prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
     return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
             f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "

@@ -19,6 +19,9 @@ WRONG = "#e11d48"  # rose: a reference count that disagrees with the tables; >= 
 BW, BH = 64, 30  # block box width, height (px)
 ROW, POOL_ROW = 54, 38  # vertical stride of a sequence row (block + wiring gutter), of a pool block
 LABEL_W, GAP = 96, 110  # width of the sequence-label column, gap before the pool
+# The largest pool drawn: one row of 38 px per physical block makes a 39,000 px picture at 1,024
+# blocks; a pool of 2**62 would never finish drawing (or counting its references).
+MAX_DRAWN_BLOCKS = 1024
 
 
 def _esc(text) -> str:
@@ -53,7 +56,8 @@ class BlockTableDiagram:
         title: the <title>; default names the block size.
 
     Raises ValueError for a block id outside the pool, a token count that does
-    not fit the table, or a missing pool size. Source: Kwon et al. 2023, Fig. 6-8.
+    not fit the table, a missing pool size, or a pool of more than
+    MAX_DRAWN_BLOCKS (1,024) blocks. Source: Kwon et al. 2023, Fig. 6-8.
 
     >>> from labs.paged_attention import BlockManager
     >>> m = BlockManager(num_blocks=6, block_size=4)
@@ -93,6 +97,9 @@ class BlockTableDiagram:
                 raise TypeError(f"{name} must be an int >= 1, got {value!r} ({type(value).__name__})")
         if num_blocks < 1 or block_size < 1:
             raise ValueError(f"need num_blocks >= 1 and block_size >= 1, got {num_blocks!r} and {block_size!r}")
+        if num_blocks > MAX_DRAWN_BLOCKS:
+            raise ValueError(f"num_blocks = {num_blocks:,}: a diagram draws at most {MAX_DRAWN_BLOCKS:,} physical blocks "
+                             "(labs.block_table_svg.MAX_DRAWN_BLOCKS)")
         if title is not None and not isinstance(title, str):  # checked here, not when drawn
             raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
         for seq_id, blocks, n in entries:

@@ -27,6 +27,7 @@ import re
 import sys
 import traceback
 from dataclasses import asdict, dataclass
+from collections.abc import Mapping
 from typing import Any, Literal
 
 __all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "standalone", "main"]
@@ -73,12 +74,23 @@ class Result:
         return {**asdict(self.check), "status": self.status, "got": self.got, "reason": self.reason}
 
 
+def _expect_str(value: Any, name: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def _expect_blocks(blocks: Any) -> None:
+    if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, str) for b in blocks):
+        raise TypeError(f"blocks must be a list of str (the page's doctest blocks), not {blocks!r:.80}")
+
+
 def check_name(source: str) -> tuple[str, str]:
     """Split a check's ``# Name: description`` comment; ``("", "")`` if none.
 
     >>> check_name("round(o.data, 8)  # Forward activation: o = tanh(n)\\n")
     ('Forward activation', 'o = tanh(n)')
     """
+    _expect_str(source, "source")
     first = source.splitlines()[0] if source else ""
     if "#" not in first:
         return "", ""
@@ -93,17 +105,25 @@ def doctest_blocks(page: str) -> list[str]:
     >>> doctest_blocks("Text\\n```python\\n>>> 1 + 1  # Two\\n2\\n\\n```\\n")
     ['>>> 1 + 1  # Two\\n2\\n\\n']
     """
+    _expect_str(page, "page")
     return FENCE.findall(page)
 
 
 def parse_block(text: str, block: int = 0) -> list[Check]:
     """The checks of one doctest block (``block``: its index in the page).
 
-    Raises ValueError when doctest cannot parse the block (naming the problem).
+    Raises ValueError when doctest cannot parse the block (naming the problem),
+    TypeError when ``text`` is not a str or ``block`` not an int, ValueError
+    when ``block`` is negative.
 
     >>> [c.name or "(set-up)" for c in parse_block(">>> x = 2\\n>>> x * 3  # Triple: x times 3\\n6\\n")]
     ['(set-up)', 'Triple']
     """
+    _expect_str(text, "text")
+    if not isinstance(block, int) or isinstance(block, bool):
+        raise TypeError(f"block must be the block's index in the page (an int), not {type(block).__name__}")
+    if block < 0:
+        raise ValueError(f"block must be the block's index in the page, >= 0, not {block}")
     import doctest
 
     examples = doctest.DocTestParser().get_examples(text, f"block {block + 1}")
@@ -134,6 +154,7 @@ def standalone(blocks: list[str]) -> list[tuple[str, str]]:
     >>> [(name, text.splitlines()) for name, text in standalone([">>> x = 2\\n>>> x * 3  # Triple: x times 3\\n6\\n"])]
     [('Triple', ['>>> x = 2', '>>> x * 3  # Triple: x times 3', '6'])]
     """
+    _expect_blocks(blocks)
     import doctest
 
     setup: list[str] = []
@@ -198,7 +219,8 @@ def run_blocks(blocks: list[str], namespace: dict[str, Any]) -> list[Result]:
     The blocks share that copy, so names a set-up line defines reach later
     blocks; ``namespace`` itself is not changed. Returns one
     :class:`Result` per example, set-up lines included, in page order.
-    Raises ValueError for a block doctest cannot parse, and lets
+    Raises ValueError for a block doctest cannot parse, TypeError when
+    ``blocks`` is not a list of str or ``namespace`` not a mapping, and lets
     KeyboardInterrupt through (the page's Stop); failing code is a result.
 
     >>> results = run_blocks([">>> y = x * 3\\n", ">>> y  # Triple: x * 3\\n6\\n>>> y  # Wrong\\n7\\n"], {"x": 2})
@@ -208,6 +230,9 @@ def run_blocks(blocks: list[str], namespace: dict[str, Any]) -> list[Result]:
     >>> [(r.status, r.reason) for r in results]  # doctest: +NORMALIZE_WHITESPACE
     [('error', ''), ('not run', 'the set-up line `z = 1 / 0` raised `ZeroDivisionError: division by zero`')]
     """
+    _expect_blocks(blocks)
+    if not isinstance(namespace, Mapping):
+        raise TypeError(f"namespace must be a mapping of names to values (a dict), not {type(namespace).__name__}")
     import doctest
 
     globs = dict(namespace)
@@ -230,60 +255,194 @@ def run_blocks(blocks: list[str], namespace: dict[str, Any]) -> list[Result]:
     return results
 
 
+# The command line runs the solution in a child process of its own: a solution is
+# code, and code can end its process (``os._exit``), loop, or rewrite the
+# checker's names in its process. The parent counts only the report the child
+# writes once every check ran, so an exit, a crash or a hang is "cannot judge",
+# never a pass. This layer is the command line's only: Pyodide has no processes,
+# and the page calls :func:`run_blocks` itself.
+DEFAULT_TIMEOUT = 60.0  # seconds a solution has to load and run every check of a page
+CLI_HELP = """\
+Run a lab page's checks (its doctest blocks) against a solution file.
+
+The solution is run as Python code, in a child process, with your user's
+permissions: run only files you would run yourself. The checks guide
+learners; they are not an anti-cheat (a solution that sets out to patch the
+checker can).
+
+Exit status: 0 every check passed, 1 some check failed, 2 the checks could not
+judge (the page cannot be read or parsed or has no checks, the solution
+cannot be read, raises while loading, exits or crashes before the checks
+finished, or runs past --timeout).
+"""
+
+
+class CannotJudge(Exception):
+    """The command line cannot judge the solution (exit 2); the message says why."""
+
+
 def _load(path: str) -> dict[str, Any]:
     import runpy
 
     return runpy.run_path(path, run_name="__solution__")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m labs.checks PAGE.md SOLUTION.py``: run a page's checks against a file.
-
-    Prints one line per check, ``PASS name`` or ``FAIL name`` (then what was
-    expected and what came); returns 0 when all pass, 1 when any fails, 2
-    when the page or the file cannot be read or the solution raises while
-    loading (its traceback is printed).
-    """
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m labs.checks PAGE.md SOLUTION.py", file=sys.stderr)
-        return 2
-    page, solution = args
+def _page_blocks(page: str) -> tuple[list[str], int]:
+    """The page's doctest blocks and how many checks they hold; raises CannotJudge."""
     try:
-        with open(page, encoding="utf-8") as f:
-            blocks = doctest_blocks(f.read())
+        with open(page, "rb") as f:
+            data = f.read()
     except OSError as exc:
-        print(f"cannot read the page {page}: {exc}", file=sys.stderr)
-        return 2
+        raise CannotJudge(f"cannot read the page {page}: {exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CannotJudge(f"cannot read the page {page}: it is not UTF-8 ({exc})") from None
+    blocks = doctest_blocks(text)
     if not blocks:
-        print(f"{page} has no doctest blocks (fenced python blocks starting with >>>)", file=sys.stderr)
-        return 2
+        raise CannotJudge(f"{page} has no doctest blocks (fenced python blocks starting with >>>)")
+    count = 0
+    for index, block in enumerate(blocks):
+        try:
+            count += sum(not check.setup for check in parse_block(block, index))
+        except ValueError as exc:
+            raise CannotJudge(f"cannot parse doctest block {index + 1} of {page}: {exc}") from None
+    if not count:
+        raise CannotJudge(f"{page} has no checks: its doctest blocks hold only set-up lines (no expected output)")
+    return blocks, count
+
+
+def _child(blocks_path: str, solution: str, report_path: str) -> int:
+    """The child process's side: load ``solution``, run the blocks, write the report.
+
+    The report (JSON) is written, then renamed into place, only after every
+    check ran: a process that ends before has none.
+    """
+    import json
+    import os
+
+    # Bound before the solution loads: a solution that rebinds these names in
+    # labs.checks does not change what runs here (a deliberate patch of doctest still can).
+    run, dumps, replace = run_blocks, json.dumps, os.replace
+    with open(blocks_path, encoding="utf-8") as f:
+        blocks = json.load(f)
     try:
         namespace = _load(solution)
-    except OSError as exc:
-        print(f"cannot read the solution {solution}: {exc}", file=sys.stderr)
-        return 2
-    except BaseException:  # noqa: BLE001 - the learner's file raised while loading: show its traceback
+    except BaseException:  # noqa: BLE001 - the learner's file raised (or exited) while loading: show it
         print(f"{solution} raised while loading:", file=sys.stderr)
         traceback.print_exc()
+        report: dict[str, Any] = {"loaded": False}
+    else:
+        report = {"loaded": True, "results": [r.as_dict() for r in run(blocks, namespace)]}
+    with open(report_path + ".part", "w", encoding="utf-8") as f:
+        f.write(dumps(report))
+    replace(report_path + ".part", report_path)
+    return 0
+
+
+def _run_child(blocks: list[str], solution: str, timeout: float) -> dict[str, Any]:
+    """Run ``solution`` against ``blocks`` in a child Python; its report, or CannotJudge."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the labs this process runs
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
+    with tempfile.TemporaryDirectory(prefix="labs-checks-") as folder:
+        blocks_path, report_path = os.path.join(folder, "blocks.json"), os.path.join(folder, "report.json")
+        with open(blocks_path, "w", encoding="utf-8") as f:
+            json.dump(blocks, f)
+        code = "import sys\nfrom labs.checks import _child\nsys.exit(_child(*sys.argv[1:]))\n"
+        try:
+            proc = subprocess.run([sys.executable, "-c", code, blocks_path, solution, report_path],
+                                  env=env, stdin=subprocess.DEVNULL, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CannotJudge(f"{solution} did not finish its checks within {timeout:g} s (--timeout): "
+                              "a loop that never ends, or a solution too slow to judge") from None
+        try:
+            with open(report_path, encoding="utf-8") as f:
+                report = json.load(f)
+        except (OSError, ValueError):
+            report = None
+    if not isinstance(report, dict) or not isinstance(report.get("loaded"), bool):
+        report = None
+    if report is None:
+        raise CannotJudge(f"{solution} ended (exit status {proc.returncode}) before its checks reported: a solution "
+                          "that exits (sys.exit, os._exit) or crashes while loading or inside a check is not judged")
+    return report
+
+
+def _arguments(argv: list[str]):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m labs.checks", description=CLI_HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("page", metavar="PAGE.md", help="a lab page (MyST Markdown, UTF-8)")
+    parser.add_argument("solution", metavar="SOLUTION.py", help="the Python file whose names the checks use")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"how long the solution may take to load and run every check (default {DEFAULT_TIMEOUT:g})")
+    args = parser.parse_args(argv)
+    if not args.timeout > 0 or args.timeout == float("inf"):
+        parser.error(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m labs.checks PAGE.md SOLUTION.py [--timeout SECONDS]``: run a page's checks against a file.
+
+    The solution runs in a child Python process (see ``--help``). Prints one
+    line per check, ``PASS name`` or ``FAIL name`` (then what was expected
+    and what came); returns 0 when all pass, 1 when any fails, 2 when the
+    checks cannot judge: the page cannot be read (or is not UTF-8), a block
+    cannot be parsed, the page has no checks, the solution cannot be read,
+    raises while loading (its traceback is printed), ends before the checks
+    reported, or runs past the timeout. Argument errors exit 2 (argparse).
+    """
+    import os
+
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        blocks, count = _page_blocks(args.page)
+        if not args.solution.strip():
+            raise CannotJudge("cannot read the solution: its path is empty")
+        if not os.path.isfile(args.solution):
+            raise CannotJudge(f"cannot read the solution {args.solution}: "
+                              + ("it is a folder, not a file" if os.path.isdir(args.solution) else "no such file"))
+        report = _run_child(blocks, args.solution, args.timeout)
+    except CannotJudge as exc:
+        print(exc, file=sys.stderr)
         return 2
-    results = [r for r in run_blocks(blocks, namespace) if not r.check.setup or r.status != "passed"]
+    if not report["loaded"]:
+        return 2  # the child printed the traceback
+    expected = [c for i, block in enumerate(blocks) for c in parse_block(block, i)]
+    results = report.get("results")
+    # A complete report: one result per example of the page, in page order, each with a known status.
+    if (not isinstance(results, list) or len(results) != len(expected)
+            or any(not isinstance(r, dict) or r.get("source") != c.source or r.get("status") not in ("passed", "failed", "error", "not run")
+                   for r, c in zip(results, expected))):
+        print(f"{args.solution}: the child's report does not hold one result per check of {args.page}; not judged",
+              file=sys.stderr)
+        return 2
     failed = 0
-    for r in results:
-        name = r.check.name or f"set-up line `{r.check.source}`"
-        if r.status == "passed":
+    for check, r in zip(expected, results):
+        if check.setup and r["status"] == "passed":
+            continue
+        name = check.name or f"set-up line `{check.source}`"
+        if r["status"] == "passed":
             print(f"PASS {name}")
             continue
         failed += 1
         print(f"FAIL {name}")
-        if r.status == "not run":
-            print(f"     not run: {r.reason}")
+        if r["status"] == "not run":
+            print(f"     not run: {r.get('reason', '')}")
         else:
-            print(f"     {r.check.source}")
-            print(f"     expected: {r.check.expected or '(nothing)'}")
-            print(f"     got:      {r.got or '(nothing)'}")
-    checks = [r for r in results if not r.check.setup]
-    print(f"{sum(r.status == 'passed' for r in checks)} / {len(checks)} checks passed")
+            print(f"     {check.source}")
+            print(f"     expected: {check.expected or '(nothing)'}")
+            print(f"     got:      {r.get('got') or '(nothing)'}")
+    passed = sum(r["status"] == "passed" for c, r in zip(expected, results) if not c.setup)
+    print(f"{passed} / {count} checks passed")
     return 1 if failed else 0
 
 

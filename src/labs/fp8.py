@@ -27,6 +27,10 @@ import random
 E4M3_MAX = 448.0  # largest finite e4m3fn value, 1.75 * 2**8
 E4M3_MIN_NORMAL = 2.0**-6
 E4M3_MANTISSA_BITS = 3
+# The most rows or columns of a matrix this module makes (hadamard, with_outliers, incoherence_errors):
+# FlashAttention-3's head dimensions go to 256; a 1024 x 1024 Hadamard matrix takes a tenth of a
+# second in pure Python, and 2**62 would never finish.
+MAX_DIM = 1024
 
 
 class Fp8Overflow(OverflowError, ValueError):
@@ -84,6 +88,14 @@ def _round_abs(a: float) -> float:
     e = max(math.frexp(a)[1], -5)  # a = f * 2**e, f in [0.5, 1); subnormals share 2**-6's spacing
     # a * 2**(3 - (e - 1)) is exact (a power of two); round() ties to even
     return math.ldexp(round(math.ldexp(a, E4M3_MANTISSA_BITS + 1 - e)), e - 1 - E4M3_MANTISSA_BITS)
+
+
+def _check_dim(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} = {value!r} is a {type(value).__name__}; expected an int")
+    if not low <= value <= MAX_DIM:
+        raise ValueError(f"{name} = {value}; expected {low} <= {name} <= {MAX_DIM} (labs.fp8.MAX_DIM)")
+    return value
 
 
 def _matrix(x, name: str) -> list[list[float]]:
@@ -160,13 +172,17 @@ def hadamard(n: int) -> list[list[float]]:
         (n, n) floats.
 
     Raises:
-        ValueError: n not a power of two >= 1 (Sylvester's construction doubles).
+        ValueError: n not a power of two >= 1 (Sylvester's construction doubles),
+            or above MAX_DIM (1024). TypeError: n not an int.
 
     >>> hadamard(2)
     [[1.0, 1.0], [1.0, -1.0]]
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1 or n & (n - 1):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n = {n!r} is a {type(n).__name__}; expected an int, a power of two")
+    if n < 1 or n & (n - 1):
         raise ValueError(f"n = {n!r}; expected a power of two >= 1 for a Sylvester Hadamard matrix")
+    _check_dim(n, "n")
     h = [[1.0]]
     while len(h) < n:
         h = [row + row for row in h] + [row + [-v for v in row] for row in h]
@@ -199,12 +215,25 @@ def random_orthogonal(d: int, rng: random.Random) -> list[list[float]]:
     return [[h[i][j] * signs[j] / math.sqrt(d) for j in range(d)] for i in range(d)]
 
 
+def _shape(x: list[list[float]]) -> tuple[int, int]:
+    return len(x), len(x[0])
+
+
 def matmul(a, b) -> list[list[float]]:
     """a b for (N, d) a and (d, M) b, lists of rows.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or a's columns (d) not b's rows.
+
     >>> matmul([[1.0, 2.0]], [[3.0], [4.0]])
     [[11.0]]
+    >>> matmul([[1.0, 2.0]], [[3.0, 4.0]])
+    Traceback (most recent call last):
+    ValueError: matmul: a is (1, 2) and b is (1, 2); expected a's 2 columns to match b's rows
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if len(a[0]) != len(b):
+        raise ValueError(f"matmul: a is {_shape(a)} and b is {_shape(b)}; expected a's {len(a[0])} columns to match b's rows")
     cols = list(zip(*b))
     return [[sum(x * y for x, y in zip(row, col)) for col in cols] for row in a]
 
@@ -212,20 +241,41 @@ def matmul(a, b) -> list[list[float]]:
 def matmul_t(a, b) -> list[list[float]]:
     """a b^T for (N, d) a and (M, d) b: the score matrix Q K^T.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or their rows of different lengths (d).
+
     >>> matmul_t([[1.0, 2.0]], [[3.0, 4.0], [1.0, 0.0]])
     [[11.0, 1.0]]
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if len(a[0]) != len(b[0]):
+        raise ValueError(f"matmul_t: a is {_shape(a)} and b is {_shape(b)}; expected rows of one length d")
     return [[sum(x * y for x, y in zip(row, col)) for col in b] for row in a]
 
 
 def rmse(a, b) -> float:
     """Root-mean-square difference of two matrices of one shape.
 
+    Raises TypeError, ValueError: a or b not a rectangular list of rows of
+    finite floats, or of different shapes.
+
     >>> rmse([[1.0, 2.0]], [[1.0, 4.0]])
     1.4142135623730951
+    >>> rmse([[1.0, 2.0]], [[1.0]])
+    Traceback (most recent call last):
+    ValueError: rmse: a is (1, 2) and b is (1, 1); expected one shape
     """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    if _shape(a) != _shape(b):
+        raise ValueError(f"rmse: a is {_shape(a)} and b is {_shape(b)}; expected one shape")
     n = sum(len(r) for r in a)
-    return math.sqrt(sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / n)
+    try:
+        total = sum((x - y) ** 2 for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    except OverflowError:
+        total = math.inf
+    if total == math.inf:  # a difference past 1.3e154 squares past float64's range
+        raise ValueError("rmse: the squared differences of a and b overflow float64; scale them first")
+    return math.sqrt(total / n)
 
 
 def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outlier_std: float = 10.0):
@@ -244,9 +294,20 @@ def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outli
     Returns:
         (n, d) floats. Outliers sit in random entries, not in fixed channels.
 
+    Raises TypeError, ValueError: n or d not an int in 0..MAX_DIM (1024), rng
+    not a ``random.Random``, rate not in [0, 1], outlier_std not a finite float >= 0.
+
     >>> len(with_outliers(3, 4, random.Random(0))), len(with_outliers(3, 4, random.Random(0))[0])
     (3, 4)
     """
+    _check_dim(n, "n", 0)
+    _check_dim(d, "d", 0)
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
+    if not 0.0 <= _finite(rate, "rate") <= 1.0:
+        raise ValueError(f"rate = {rate!r}; expected a probability in [0, 1]")
+    if _finite(outlier_std, "outlier_std") < 0.0:
+        raise ValueError(f"outlier_std = {outlier_std!r}; expected a standard deviation >= 0")
     return [[rng.gauss(0.0, 1.0) + (rng.gauss(0.0, outlier_std) if rng.random() < rate else 0.0)
              for _ in range(d)] for _ in range(n)]
 
@@ -271,6 +332,10 @@ def with_channel_outliers(n: int, d: int, rng: random.Random, channels=(3, 17), 
     >>> [abs(row[1]) > 5 for row in x]
     [True, True]
     """
+    _check_dim(n, "n", 0)
+    _check_dim(d, "d", 0)
+    if not isinstance(rng, random.Random):
+        raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
     if any(not 0 <= c < d for c in channels):
         raise ValueError(f"channels = {tuple(channels)!r}; expected column indices in [0, {d})")
     big = set(channels)
@@ -283,6 +348,7 @@ def random_signs(d: int, rng: random.Random) -> list[float]:
     >>> random_signs(4, random.Random(0))
     [1.0, 1.0, -1.0, 1.0]
     """
+    _check_dim(d, "d")
     if not isinstance(rng, random.Random):
         raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
     return [rng.choice((-1.0, 1.0)) for _ in range(d)]
@@ -383,8 +449,14 @@ def scores(q, k, n_queries: int | None = None) -> list[list[float]]:
     >>> scores([[2.0, 0.0, 0.0, 0.0]], [[1.0, 1.0, 0.0, 0.0]])
     [[1.0]]
     """
+    q, k = _matrix(q, "q"), _matrix(k, "k")
+    if len(q[0]) != len(k[0]):
+        raise ValueError(f"q has {len(q[0])} features and k {len(k[0])}; expected the same head dimension d")
     scale = 1.0 / math.sqrt(len(q[0]))
-    return [[scale * sum(map(operator.mul, qi, kj)) for kj in k] for qi in q[:n_queries]]
+    s = [[scale * sum(map(operator.mul, qi, kj)) for kj in k] for qi in q[:n_queries]]
+    if not all(math.isfinite(x) for row in s for x in row):
+        raise OverflowError("a score q . k / sqrt(d) overflowed float64; expected entries small enough for their products")
+    return s
 
 
 def dot_error_model(q, k, sigma2: float, n_queries: int | None = None) -> float:
@@ -417,8 +489,16 @@ def relative_error_variance(x, xq) -> float:
     >>> relative_error_variance([[1.0, 2.0]], [[1.0, 2.5]])
     0.03125
     """
+    x, xq = _matrix(x, "x"), _matrix(xq, "xq")
+    if len(x) != len(xq) or len(x[0]) != len(xq[0]):
+        raise ValueError(f"x is {len(x)}x{len(x[0])} and xq {len(xq)}x{len(xq[0])}; expected the same shape")
     r = [((b - a) / a) ** 2 for ra, rb in zip(x, xq) for a, b in zip(ra, rb) if a != 0.0]
-    return sum(r) / len(r)
+    if not r:
+        raise ValueError("x has no nonzero entry; expected at least one to measure a relative error on")
+    variance = sum(r) / len(r)
+    if not math.isfinite(variance):
+        raise OverflowError("a relative error overflowed float64; expected xq close to x")
+    return variance
 
 
 def incoherence_errors(seed: int, n_keys: int, d: int = 64, n_queries: int = 16,
@@ -466,6 +546,8 @@ def incoherence_errors(seed: int, n_keys: int, d: int = 64, n_queries: int = 16,
     if outliers not in ("paper", "channels"):
         raise ValueError(f"outliers = {outliers!r}; expected 'paper' or 'channels'")
     hadamard(d)  # raises for a d that is not a power of two
+    _check_dim(n_keys, "n_keys")
+    _check_dim(block_rows, "block_rows")
     rng = random.Random(seed)
     if outliers == "paper":
         q, k, v = (with_outliers(n_keys, d, rng) for _ in range(3))  # (N, d) each

@@ -50,8 +50,9 @@ def _as_rng(rng):
                     f"got {type(rng).__name__!r}")
 
 
-# Sizes past this would take minutes and gigabytes to build (in a browser tab, to fail): refused at once.
-MAX_SIZE = 1_000_000
+# Sizes past this would take many seconds and gigabytes to build (in a browser tab, to fail): refused
+# at once. 100,000 weights or points build in about a tenth of a second; the page uses 16 and 100.
+MAX_SIZE = 100_000
 
 
 def _positive_int(value, name, limit=MAX_SIZE):
@@ -388,12 +389,15 @@ def train(model, X, y, steps=PAGE_STEPS, lr=None, alpha=1e-4, on_step=None):
         (step = steps) on the trained model.
     Raises:
         ValueError: steps < 1, a bad learning rate, or as svm_loss.
+        TypeError: model is not a Module (callable, with ``parameters()``).
 
     >>> X, y = make_moons(20); history = train(MLP(2, [8, 1]), X, y, steps=30)
     >>> len(history), history[-1][1] < history[0][1]
     (31, True)
     """
     _positive_int(steps, "steps")
+    if not callable(getattr(model, "parameters", None)) or not callable(model):
+        raise TypeError(f"model must be a Module (callable, with parameters()), such as MLP, got {model!r:.60}")
     params = model.parameters()
     history = []
     # Every node is in a reference cycle (node -> _backward closure -> node), so

@@ -28,6 +28,10 @@ from labs.attention import AttentionOverflow
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM's default block size, in tokens
 PAD_SLOT_ID = -1  # vLLM's slot id for padding tokens; writes to it are skipped
+# The most physical blocks in a pool, or sequences in a workload, this module accepts: 100,000 blocks
+# of 16 slots hold 1.6 million tokens, more than any lab needs, and build in milliseconds; a count
+# such as 2**62 would otherwise loop (or allocate) until the machine gave up.
+MAX_COUNT = 100_000
 
 
 class OutOfBlocksError(MemoryError):
@@ -79,11 +83,13 @@ class UnknownSequenceError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _check_int(name: str, value, low: int | None = None) -> int:
+def _check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     if low is not None and value < low:
         raise ValueError(f"{name} must be >= {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high:,} (labs.paged_attention.MAX_COUNT), got {value:,}")
     return value
 
 
@@ -98,7 +104,8 @@ class BlockAllocator:
         num_blocks: pool size, in physical blocks (>= 1).
         block_size: token slots per block (>= 1; vLLM's default is 16).
 
-    Raises TypeError / ValueError for a non-int or non-positive size.
+    Raises TypeError / ValueError for a non-int or non-positive size, or more
+    than MAX_COUNT (100,000) blocks.
     Source: Kwon et al. 2023, section 4.2 (block allocator), 4.4 (reference counts).
 
     >>> pool = BlockAllocator(4, block_size=16)
@@ -110,7 +117,7 @@ class BlockAllocator:
     """
 
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
-        self.num_blocks = _check_int("num_blocks", num_blocks, 1)
+        self.num_blocks = _check_int("num_blocks", num_blocks, 1, MAX_COUNT)
         self.block_size = _check_int("block_size", block_size, 1)
         self._ref_counts = [0] * num_blocks  # (num_blocks,)
         self._free = list(range(num_blocks - 1, -1, -1))  # a stack: block 0 goes out first
@@ -560,7 +567,7 @@ class PagedKVCache:
     """
 
     def __init__(self, num_blocks: int, block_size: int, head_dim: int):
-        self.num_blocks = _check_int("num_blocks", num_blocks, 1)
+        self.num_blocks = _check_int("num_blocks", num_blocks, 1)  # bounded with the others by MAX_CACHE_FLOATS
         self.block_size = _check_int("block_size", block_size, 1)
         self.head_dim = _check_int("head_dim", head_dim, 1)
         if num_blocks * block_size * head_dim > MAX_CACHE_FLOATS:
@@ -778,11 +785,13 @@ def sample_workload(num_sequences: int = 64, max_seq_len: int = 2048, seed: int 
             Pyodide give the same list.
 
     Returns (num_sequences,) lengths in 1..max_seq_len (mean about max_seq_len / 4).
+    Raises TypeError for a non-int, ValueError for num_sequences < 0 or above
+    MAX_COUNT (100,000), or max_seq_len < 1.
 
     >>> sample_workload(4, 2048, seed=1) == sample_workload(4, 2048, seed=1)
     True
     """
-    _check_int("num_sequences", num_sequences, 0)
+    _check_int("num_sequences", num_sequences, 0, MAX_COUNT)
     _check_int("max_seq_len", max_seq_len, 1)
     rng = random.Random(_check_int("seed", seed))
     lengths = []

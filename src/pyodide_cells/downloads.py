@@ -11,7 +11,9 @@ what does not depend on it is made here, at build time, as a list of parts:
 - the page's checks as a module-level ``__test__`` dict, one doctest per
   check (``labs.checks.standalone``), which ``python -m doctest`` and
   ``pytest --doctest-modules`` run; the script runs them too when run
-  directly, the notebook in its last cell (which fails if one does).
+  directly, the notebook in its last cell (which fails if one does);
+- in the script, a guard before the learner's code: a program that ends
+  before the checks (``sys.exit(0)`` in the learner's code) exits 1, not 0.
 
 Only the exercise cells travel: the page's other cells draw with the guide's
 own ``labs`` modules, which a learner's machine does not have.
@@ -256,6 +258,38 @@ def run_checks():
     return failed
 '''
 
+# The script's first code cell. Doctest and `python FILE.py` run the checks only
+# once the file has run to its end: code that ends the program before that
+# (`sys.exit(0)`, `exit()`, `raise SystemExit`) would otherwise exit 0 with no
+# check run. An exit handler sees whether the checks were reached, and if not,
+# says so and turns the exit status into 1. (`os._exit` skips exit handlers:
+# the checks guide learners, they are not an anti-cheat.)
+SCRIPT_GUARD = '''\
+# The page's checks run at the end of this file. If the program ends before it
+# gets there (`sys.exit()`, `exit()` or `raise SystemExit` in the code above),
+# no check has run: Python then says so and exits with status 1, never 0.
+import atexit as _atexit
+
+_checks_reached = False
+
+
+def _fail_if_the_checks_were_not_reached():
+    if not _checks_reached:
+        import os
+        import sys
+
+        print(f"{__file__}: the program ended before the page's checks ran (sys.exit(), exit() or "
+              "raise SystemExit in the code above them?): the checks did not pass", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+
+_atexit.register(_fail_if_the_checks_were_not_reached)
+'''
+
+SCRIPT_CHECKS_REACHED = "_checks_reached = True  # the code above ran to its end: the checks below can run\n"
+
 SCRIPT_MAIN = '''\
 if __name__ == "__main__":  # `python {filename}` runs your code, then the checks
     raise SystemExit(1 if run_checks() else 0)
@@ -299,13 +333,15 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
             "Nothing to install beyond Jupyter.",
         ])},
     ]
+    parts.append({"kind": "code", "only": "py", "text": SCRIPT_GUARD})
     support = support_cell(sources)
     if support:
         parts.append({"kind": "code", "text": support})
     parts += [{"kind": "exercise", "index": index} for index in range(len(sources))]
     parts.append({"kind": "markdown", "text": "## The page's checks\n\nThe same checks as the page's **Check my code**."})
     checks = checks_cell(blocks)
-    parts.append({"kind": "code", "text": checks + "\n\n" + SCRIPT_MAIN.format(filename=filename), "only": "py"})
+    parts.append({"kind": "code", "text": SCRIPT_CHECKS_REACHED + "\n\n" + checks + "\n\n" + SCRIPT_MAIN.format(filename=filename),
+                  "only": "py"})
     parts.append({"kind": "code", "text": checks, "only": "ipynb"})
     parts.append({"kind": "code", "text": NOTEBOOK_RUN, "only": "ipynb"})
     return {"name": name, "parts": parts}
