@@ -214,6 +214,8 @@ def test_the_page_trains_a_network_on_the_learners_value_to_95_percent():
     assert len(history) == 41 and history[-1][2] >= 0.95 and history[-1][1] < history[0][1]
     assert out.startswith("MLP(2, [16, 1]): 65 parameters, each a Value of your class\n40 steps in ")
     assert "training accuracy" in out and "Every gradient is 0" not in out
+    # The rate training reaches is the schedule's at the last update, step 39, not at step 40.
+    assert f"learning rate 2.00 at step 0, {2.0 * (1 - 0.9 * 39 / 40):.3f} at the last update (step 39)" in out
     # Redrawn every 10 steps: a progress line and a report each time.
     assert len(namespace["shown"]) == 10 and namespace["shown"][-1].curve.history[-1][0] == 40
     assert isinstance(namespace["model"].parameters()[0], namespace["Value"])
@@ -296,3 +298,33 @@ def test_the_going_further_cell_then_the_network_cells_run_without_a_name_collis
     finally:
         IPython.display.display = original
     assert isinstance(namespace["model"].parameters()[0], namespace["Value"])
+
+
+def test_at_the_checks_step_rounding_outweighs_truncation_in_the_central_difference():
+    """The page's cell: at h = 1e-6 the rounding estimate eps |f| / h is larger than the truncation
+    estimate h**2 |f'''| / 6, and the actual error lies between the two: rounding dominates."""
+    namespace: dict = {}
+    with redirect_stdout(io.StringIO()) as out:
+        exec(compile(page_cell("def central_difference_errors"), "<cell>", "exec"), namespace)
+    truncation, rounding, actual = namespace["central_difference_errors"](0.5, 1e-6)
+    assert truncation < actual < rounding and rounding > 100 * truncation
+    assert f"({rounding / truncation:,.0f} times larger)" in out.getvalue()
+    # At a large step the truncation term is the larger one, and it is what the error is.
+    truncation, rounding, actual = namespace["central_difference_errors"](0.5, 1e-3)
+    assert rounding < truncation and abs(actual - truncation) < 0.01 * truncation
+
+
+def test_the_seed_count_command_runs_the_pages_trained_network_check_with_only_its_seed_changed():
+    """benchmarks.trained_network_seeds reproduces the page's "13 of the 20" seeds (a few minutes:
+    not run here); this keeps it reading the check's own code, seed 3 giving the check itself."""
+    import doctest
+
+    from benchmarks.trained_network_seeds import check_code
+
+    (block,) = [b for b in doctest_blocks(read_page("micrograd.md")) if "# Trained network" in b]
+    page_code = "".join(ex.source for ex in doctest.DocTestParser().get_examples(block) if not ex.want)
+    assert check_code(3) == page_code
+    changed = [(a, b) for a, b in zip(page_code.splitlines(), check_code(11).splitlines()) if a != b]
+    assert changed == [("rng = random.Random(3)", "rng = random.Random(11)")]
+    with pytest.raises(ValueError, match="one doctest block with the Trained network check, found 0"):
+        check_code(3, page="no checks here")
