@@ -3,7 +3,7 @@
 Lab 2, a read-and-run section. FlashAttention-3 (Shah et al., 2024,
 arXiv:2407.08608, section 3.3) runs its GEMMs in FP8 e4m3 and, to tame
 outlier features, multiplies Q and K by the same random orthogonal matrix
-M = H diag(s) / sqrt(d) (H a Hadamard matrix, s random signs) before
+M = diag(s) H / sqrt(d) (s random signs, H a Hadamard matrix) before
 quantizing: (Q M)(K M)^T = Q M M^T K^T = Q K^T in exact arithmetic, while
 each outlier is spread over all d features ("incoherent processing", from
 the QuIP line of quantization work).
@@ -190,7 +190,11 @@ def hadamard(n: int) -> list[list[float]]:
 
 
 def random_orthogonal(d: int, rng: random.Random) -> list[list[float]]:
-    """M = H diag(s) / sqrt(d): a Hadamard matrix with random column signs, scaled to be orthogonal.
+    """M = diag(s) H / sqrt(d): a Hadamard matrix with random row signs, scaled to be orthogonal.
+
+    The signs come first: each entry of q M = (q * s) H / sqrt(d) is a sum of q's entries under
+    random signs (the paper's "random sum of entries of Q"). Signs applied after H would only flip
+    whole entries of q H, which changes no rounding error.
 
     Args:
         d: head dimension, a power of two.
@@ -212,7 +216,7 @@ def random_orthogonal(d: int, rng: random.Random) -> list[list[float]]:
         raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
     h = hadamard(d)
     signs = [rng.choice((-1.0, 1.0)) for _ in range(d)]
-    return [[h[i][j] * signs[j] / math.sqrt(d) for j in range(d)] for i in range(d)]
+    return [[signs[i] * h[i][j] / math.sqrt(d) for j in range(d)] for i in range(d)]
 
 
 def _shape(x: list[list[float]]) -> tuple[int, int]:
@@ -343,7 +347,7 @@ def with_channel_outliers(n: int, d: int, rng: random.Random, channels=(3, 17), 
 
 
 def random_signs(d: int, rng: random.Random) -> list[float]:
-    """d random signs s (each +1 or -1 with probability 1/2), the diagonal of M = H diag(s) / sqrt(d).
+    """d random signs s (each +1 or -1 with probability 1/2), the diagonal of M = diag(s) H / sqrt(d).
 
     >>> random_signs(4, random.Random(0))
     [1.0, 1.0, -1.0, 1.0]
@@ -355,11 +359,11 @@ def random_signs(d: int, rng: random.Random) -> list[float]:
 
 
 def rotate(x, signs) -> list[list[float]]:
-    """x M for M = H diag(s) / sqrt(d), by the fast Walsh-Hadamard transform: O(d log d) per row.
+    """x M for M = diag(s) H / sqrt(d), by the fast Walsh-Hadamard transform: O(d log d) per row.
 
     Gives the same matrix as ``matmul(x, M)`` with M built from the same signs
     (``random_orthogonal``), without the O(d**2) product: the butterflies
-    (a, b) -> (a + b, a - b) of Sylvester's construction, then the signs and 1 / sqrt(d).
+    the signs first, then the butterflies (a, b) -> (a + b, a - b) of Sylvester's construction and 1 / sqrt(d).
 
     Args:
         x: (N, d) floats, d a power of two. signs: d floats, each +1 or -1.
@@ -370,15 +374,15 @@ def rotate(x, signs) -> list[list[float]]:
     Raises:
         ValueError: d not a power of two, or len(signs) != d.
 
-    >>> rotate([[1.0, 0.0, 0.0, 0.0]], [1.0, -1.0, 1.0, 1.0])
-    [[0.5, -0.5, 0.5, 0.5]]
+    >>> rotate([[1.0, 2.0, 0.0, 0.0]], [1.0, -1.0, 1.0, 1.0])  # (1, -2, 0, 0) H / 2
+    [[-0.5, 1.5, -0.5, 1.5]]
     """
     out = []
     for row in x:
         d = len(row)
         if d < 1 or d & (d - 1) or len(signs) != d:
             raise ValueError(f"rows of {d} features and {len(signs)} signs; expected one sign per feature, a power of two")
-        a = list(row)
+        a = [v * s for v, s in zip(row, signs)]
         h = 1
         while h < d:
             for i in range(0, d, 2 * h):
@@ -386,7 +390,7 @@ def rotate(x, signs) -> list[list[float]]:
                     a[j], a[j + h] = a[j] + a[j + h], a[j] - a[j + h]
             h *= 2
         r = 1.0 / math.sqrt(d)
-        out.append([v * s * r for v, s in zip(a, signs)])
+        out.append([v * r for v in a])
     return out
 
 
@@ -396,7 +400,7 @@ P_OFFSET = 8  # FlashAttention-3 FP8: exp2(... - max + 8), so P~ lies in (0, 2**
 def attention_fp8(q, k, v, signs=None, block_rows: int | None = None, n_queries: int | None = None):
     """Attention with Q, K, V and P rounded to e4m3 as FlashAttention-3's FP8 forward pass does, the rest in float64.
 
-    Q and K (rotated by M = H diag(signs) / sqrt(d) first, if ``signs`` is
+    Q and K (rotated by M = diag(signs) H / sqrt(d) first, if ``signs`` is
     given) and V are quantized with ``quantize`` (per tensor, or per block of
     rows). Then, for each query row: S = q K^T / sqrt(d), m = max S,
     P~ = 2**8 * exp(S - m) in (0, 256] (``Max_offset = 8``, so small
