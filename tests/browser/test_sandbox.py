@@ -330,7 +330,6 @@ def test_an_edit_is_kept_over_reloads_its_old_output_says_so_and_reset_restores_
     # The output shown is the original code's, and says so, until the edit runs.
     assert cell(page, 0).locator(".pc-stale-note").count() == 1
     assert "from the original code" in cell(page, 1).locator(".cell_output").inner_text()
-    assert run_and_wait(page, 1).strip() == "edited"
     # Reset asks first; dismissing keeps the edit.
     page.once("dialog", lambda d: d.dismiss())
     cell(page, 0).locator(".pc-reset").click()
@@ -343,6 +342,9 @@ def test_an_edit_is_kept_over_reloads_its_old_output_says_so_and_reset_restores_
     # The output is the original code's again: the note went.
     assert cell(page, 0).locator(".pc-stale-note").count() == 0
     assert cell(page, 0).locator(".cell_output").inner_text() == baked
+    # The restored edit is what runs. Run after the Reset checks: run before them, cell 0 was
+    # marked as run here too, and its note after Reset was "from the code before Reset".
+    assert run_and_wait(page, 1).strip() == "edited"
     page.reload()
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert code_of(page, 0) == original
