@@ -6,7 +6,13 @@
 //
 //   node tests/pyodide_suite.mjs <pyodide dir> <labs wheel> <job.json>
 //
-// job.json: {"pages": [{"name": "micrograd.md", "text": "...", "names": {"Value": "labs.autograd:Value"}}]}
+// job.json: {"pages": [{"name": "micrograd.md", "text": "...", "names": {"Value": "labs.autograd:Value"}}],
+//            "runner": {"source": "<runner.py>", "limits": "<limits.json>", "cells": {"name": "code"}}}
+//
+// Each of "runner"'s cells is run by the page's cell runner (runner.py) in
+// this Pyodide, in one namespace and in order; the report holds each run's
+// status and events, for what is Pyodide's own (its stack depth, the standard
+// library modules it leaves out).
 
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -48,6 +54,20 @@ for page in job["pages"]:
         names[name] = getattr(importlib.import_module(module), attr)
     results = run_blocks(doctest_blocks(page["text"]), names)
     report["pages"][page["name"]] = [r.as_dict() for r in results if not r.check.setup or r.status != "passed"]
+spec = job.get("runner")
+if spec:
+    import importlib.util
+    open("/home/pyodide/cell_runner.py", "w").write(spec["source"])
+    loader = importlib.util.spec_from_file_location("cell_runner", "/home/pyodide/cell_runner.py")
+    cell_runner = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(cell_runner)
+    events = []
+    runner = cell_runner.CellRunner(lambda kind, payload: events.append([kind, json.loads(payload)]), spec["limits"])
+    report["runner"] = {}
+    for name, code in spec["cells"].items():
+        events.clear()
+        status = runner.run(code)
+        report["runner"][name] = {"status": status["status"], "events": list(events)}
 json.dumps(report)
 `);
 console.log(report);

@@ -407,3 +407,38 @@ def test_a_standard_library_module_that_is_missing_says_so(run, monkeypatch):
 def test_a_module_that_is_not_in_the_standard_library_gets_no_note(run):
     _, events = run("import numpy_is_not_here")
     assert events[0][1]["traceback"].rstrip().endswith("No module named 'numpy_is_not_here'")
+
+
+def test_a_huge_last_value_is_cut_like_printed_output(run):
+    """Moved from the browser (test_sandbox): the last expression's repr had no limit, and
+    'b' * 40_000_000 froze the page for 14 s."""
+    status, events = run("'b' * 1_000_000")
+    (kind, result), = events
+    assert status["status"] == "ok" and kind == "result"
+    text = result["data"]["text/plain"]
+    assert text.startswith("'" + "b" * 1000) and len(text) < 200_100
+    assert text.endswith("\n… output cut: 800,002 more characters not shown")
+
+
+def test_doctest_testmod_and_unittest_main_in_one_cell_test_what_the_cells_defined(run):
+    """Moved from the browser (test_sandbox): both tested the worker's own __main__
+    ("TestResults(failed=0, attempted=0)", "Ran 0 tests")."""
+    code = "\n".join([
+        "import doctest, unittest",
+        "def double(x):",
+        '    """',
+        "    >>> double(21)",
+        "    42",
+        '    """',
+        "    return 2 * x",
+        "class TestDouble(unittest.TestCase):",
+        "    def test_double(self):",
+        "        self.assertEqual(double(2), 4)",
+        "unittest.main(argv=['cell'], exit=False)",
+        "doctest.testmod()",
+    ])
+    status, events = run(code)
+    assert status["status"] == "ok", events
+    streams = "".join(p["text"] for k, p in events if k == "stream")
+    assert "Ran 1 test in" in streams, streams
+    assert events[-1] == ("result", {"data": {"text/plain": "TestResults(failed=0, attempted=1)"}, "execution_count": 1})

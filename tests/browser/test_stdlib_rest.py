@@ -40,10 +40,10 @@ def error_of(page, code: str) -> dict | None:
 
 
 @contextmanager
-def lab_whose_rest(browser, base_url, answer):
+def lab_whose_rest(browser, base_url, answer, **context_options):
     """A cold visit of the micrograd lab, started afresh and with no service worker, on which
     ``answer(route)`` answers every request for the rest; yields the ready page with ``kept`` defined."""
-    context = browser.new_context(service_workers="block")
+    context = browser.new_context(service_workers="block", **context_options)
     context.route(REST_URLS, answer)
     try:
         page = context.new_page()
@@ -97,9 +97,10 @@ def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_
         context.close()
 
 
-def test_the_rest_is_asked_for_once_the_first_run_has_ended(browser, base_url):
+def test_the_rest_is_asked_for_once_the_first_run_has_ended_and_serves_only_the_standard_librarys_packages(browser, base_url):
     """Asked for as soon as Python was ready, the rest (1.8 MB) arrived on a fast link while the
-    page's first cell ran, was given to Python before it, and counted on the way to first output."""
+    page's first cell ran, was given to Python before it, and counted on the way to first output.
+    And a learner's own package of a standard library name does not get the rest's submodules."""
     context = browser.new_context(service_workers="block")
     try:
         page = context.new_page()
@@ -108,6 +109,14 @@ def test_the_rest_is_asked_for_once_the_first_run_has_ended(browser, base_url):
             # When the page sent its first run, on the browser's clock (as the request's).
             sent = page.evaluate("() => { const at = Date.now(); window.pyodideCells.runCode('pass'); return at; }")
         assert asked.value.timing["startTime"] >= sent, "the rest was asked for before the first run"
+        # `email` of the learner's own: `email.mime` is looked for there, as CPython does, not in the rest.
+        code = ("import os, sys\n"
+                "os.makedirs('/home/pyodide/mine/email', exist_ok=True)\n"
+                "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
+                "sys.path.insert(0, '/home/pyodide/mine')\n"
+                "import email.mime.text")
+        err = error_of(page, code)
+        assert err["ename"] == "ModuleNotFoundError" and "email.mime" in err["evalue"], err
     finally:
         context.close()
 
@@ -135,7 +144,9 @@ def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name)
 
 
 def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser, base_url):
-    with lab_whose_rest(browser, base_url, lambda route: route.fulfill(status=404, body="gone")) as page:
+    """On a phone: the reason the checks could not run names a long URL, which wraps at 390 px."""
+    phone = {"viewport": {"width": 390, "height": 844}}
+    with lab_whose_rest(browser, base_url, lambda route: route.fulfill(status=404, body="gone"), **phone) as page:
         err = error_of(page, "import statistics")
         assert err["ename"] == "StdlibRestUnavailable", err
         assert "HTTP 404" in err["evalue"] and "python_stdlib_rest-" in err["evalue"], err
@@ -150,6 +161,10 @@ def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser
         summary = page.locator(".pc-checks-summary").inner_text()
         assert summary.startswith("Could not run the checks: StdlibRestUnavailable: doctest is in the part"), summary
         assert "HTTP 404" in summary
+        scroll, client, right, width = page.evaluate(
+            "(() => { const s = document.querySelector('.pc-checks-summary');"
+            " return [s.scrollWidth, s.clientWidth, s.getBoundingClientRect().right, innerWidth]; })()")
+        assert width == 390 and scroll <= client and right <= width, (scroll, client, right, width)
 
 
 def issubclass_of_import_error(page) -> bool:
@@ -186,16 +201,25 @@ def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
         assert len(asked) == 1, asked  # one download of the rest in the visit, the worker's
 
 
+# worker_boot.REST_TIMEOUT_MS, as the page's Python has it: the test shortens it (30 s of waiting).
+TIMEOUT_OF_THE_REST = ("import sys\n"
+                       "limits = next(type(f) for f in sys.meta_path if type(f).__qualname__ == 'StdlibRest').ensure.__globals__\n"
+                       "print(limits['REST_TIMEOUT_MS'])\n"
+                       "limits['REST_TIMEOUT_MS'] = 2_000")
+
+
 def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(browser, base_url):
     """A host's error page (or a captive portal) answered 200 for the rest: it is not mounted, the
-    import says so, codecs say so too, and once the real file can be had the same imports work."""
-    broken = [True]
+    import says so, codecs say so too. The rest never answers: the import gives up after
+    worker_boot.REST_TIMEOUT_MS, says so, and keeps the namespace. Once the real file can be had
+    the same imports work."""
+    answers = ["portal"]
 
     def answer(route):
-        if broken[0]:
+        if answers[-1] == "portal":
             route.fulfill(status=200, body="<html>Sign in to the Wi-Fi</html>")
-        else:
-            route.continue_()
+        elif answers[-1] == "real":
+            route.continue_()  # "never": not answered
 
     with lab_whose_rest(browser, base_url, answer) as page:
         err = error_of(page, "import statistics")
@@ -204,38 +228,11 @@ def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(bro
         assert "<exec>" not in err["traceback"] and "/_static/pyodide/python_stdlib_rest-" in err["evalue"]
         err = error_of(page, "'é'.encode('cp1252')")
         assert err["ename"] == "LookupError" and "could not be fetched" in err["evalue"], err
-        broken[0] = False
+        answers.append("never")
+        assert run(page, TIMEOUT_OF_THE_REST)["stdout"].strip() == "30000"
+        err = error_of(page, "import statistics")
+        assert err["ename"] == "StdlibRestUnavailable" and "did not arrive within 2 s" in err["evalue"], err
+        assert run(page, "print(kept)")["stdout"].strip() == "still here"
+        answers.append("real")
         out = run(page, "import statistics\nprint(kept, statistics.mean([1, 2]), 'é'.encode('cp1252'))")
         assert out["stdout"].strip() == "still here 1.5 b'\\xe9'"
-
-
-def test_a_learners_own_package_does_not_get_the_standard_librarys_submodules(page, base_url):
-    """`email` of the learner's own: `email.mime` is looked for there, as CPython does, not in the rest."""
-    open_fresh(page, base_url)
-    code = ("import os, sys\n"
-            "os.makedirs('/home/pyodide/mine/email', exist_ok=True)\n"
-            "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
-            "sys.path.insert(0, '/home/pyodide/mine')\n"
-            "import email.mime.text")
-    err = error_of(page, code)
-    assert err["ename"] == "ModuleNotFoundError" and "email.mime" in err["evalue"], err
-
-
-def test_an_import_that_waits_too_long_for_the_rest_ends_in_an_error_and_keeps_the_namespace(browser, base_url):
-    """The rest never answers: the import gives up after worker_boot.REST_TIMEOUT_MS, and says so."""
-    with lab_whose_rest(browser, base_url, lambda route: None) as page:  # never answered
-        err = error_of(page, "import statistics")
-        assert err["ename"] == "StdlibRestUnavailable" and "did not arrive within 30 s" in err["evalue"], err
-        assert run(page, "print(kept)")["stdout"].strip() == "still here"
-
-
-def test_a_long_reason_wraps_in_the_check_console_on_a_phone(phone_page, base_url):
-    """The reason the checks could not run names a long URL: at 390 px it wraps, it is not cut off."""
-    phone_page.context.route(REST_URLS, lambda route: route.fulfill(status=404, body="gone"))
-    open_fresh(phone_page, base_url)
-    check(phone_page)
-    scroll, client, right, width = phone_page.evaluate(
-        "(() => { const s = document.querySelector('.pc-checks-summary');"
-        " return [s.scrollWidth, s.clientWidth, s.getBoundingClientRect().right, innerWidth]; })()")
-    assert "HTTP 404" in phone_page.locator(".pc-checks-summary").inner_text()
-    assert scroll <= client and right <= width, (scroll, client, right, width)
