@@ -152,8 +152,8 @@ def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page
     line.click()
     page.keyboard.type("ZZZ")
     # CodeMirror may still be loading: the keys go in once the editor is there.
-    page.wait_for_function("window.pyodideCells.runtime.cells[1].code.includes('ZZZ')", timeout=TIMEOUT)
-    text = page.evaluate("window.pyodideCells.runtime.cells[1].code")
+    page.wait_for_function("window.pyodideCells.cell(1).code.includes('ZZZ')", timeout=TIMEOUT)
+    text = page.evaluate("window.pyodideCells.cell(1).code")
     first, rest = text.split("\n", 1)
     assert "ZZZ" not in first and "ZZZ" in rest
 
@@ -176,7 +176,7 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     editor_offline.end()
     # A DOM click: the cell scrolled into view, so an editor may be on its way already.
     code.dispatch_event("click")
-    page.wait_for_function("window.pyodideCells.runtime.cells[1].editor !== null", timeout=TIMEOUT)
+    page.wait_for_function("window.pyodideCells.cell(1).hasEditor", timeout=TIMEOUT)
     assert status.text_content() == ""
     assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()
     # A head start begun before the route was lifted may still have failed: the same error, and only it.
@@ -202,7 +202,7 @@ def test_keys_in_an_editor_stay_there_and_its_cursor_is_never_under_the_status_b
     page.keyboard.type(" // 2")
     page.wait_for_timeout(300)
     assert page.url == url
-    assert page.evaluate("window.pyodideCells.runtime.cells[0].code") == "x = 7 // 2"
+    assert page.evaluate("window.pyodideCells.cell(0).code") == "x = 7 // 2"
     assert page.locator("input.sidebar-search").input_value() == ""
 
 
@@ -308,11 +308,11 @@ def assert_display_equations_use_the_phone_screen(page):
 
 
 def code_of(page, index) -> str:
-    return page.evaluate("i => window.pyodideCells.runtime.cells[i].code", index)
+    return page.evaluate("i => window.pyodideCells.cell(i).code", index)
 
 
 def original_of(page, index) -> str:
-    return page.evaluate("i => window.pyodideCells.runtime.cells[i].original", index)
+    return page.evaluate("i => window.pyodideCells.cell(i).original", index)
 
 
 def test_an_edit_is_kept_over_reloads_its_old_output_says_so_and_reset_restores_the_original(page, base_url):
@@ -493,12 +493,12 @@ def line_of(page, index, text):
 
 
 def editors_exist(page, indexes):
-    return page.evaluate("ix => ix.map(i => window.pyodideCells.runtime.cells[i].editor !== null)", indexes)
+    return page.evaluate("ix => ix.map(i => window.pyodideCells.cell(i).hasEditor)", indexes)
 
 
 def wait_code(page, index, predicate, arg=None):
     """Wait until ``predicate`` (JS, of the cell's code and ``arg``) holds of cell ``index``'s code."""
-    page.wait_for_function(f"([i, arg]) => ((code, arg) => {predicate})(window.pyodideCells.runtime.cells[i].code, arg)",
+    page.wait_for_function(f"([i, arg]) => ((code, arg) => {predicate})(window.pyodideCells.cell(i).code, arg)",
                            arg=[index, arg], timeout=TIMEOUT)
 
 
@@ -579,7 +579,7 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
 
     assert not any(editors_exist(page, cases)), "every key above was typed while CodeMirror loaded"
     held_editor.release()
-    page.wait_for_function("ix => ix.every(i => window.pyodideCells.runtime.cells[i].editor !== null)", arg=cases, timeout=TIMEOUT)
+    page.wait_for_function("ix => ix.every(i => window.pyodideCells.cell(i).hasEditor)", arg=cases, timeout=TIMEOUT)
 
     wait_code(page, 7, "code.includes('ZZ ')")
     lines, before = code_of(page, 7).split("\n"), original[7].split("\n")
@@ -646,7 +646,7 @@ def test_while_codemirror_loads_a_saved_edit_shows_and_the_focus_stays_where_the
     page.keyboard.type("sof")
     assert editors_exist(page, [1, 2, 3, 8]) == [False] * 4
     held_editor.release()
-    page.wait_for_function("window.pyodideCells.runtime.cells[2].editor !== null", timeout=TIMEOUT)
+    page.wait_for_function("window.pyodideCells.cell(2).hasEditor", timeout=TIMEOUT)
     page.keyboard.type("tmax")
     assert search.input_value() == "softmax"  # the focus stayed there: cell 2 did not take it
     assert code_of(page, 2) == original2
