@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from labs.checks import doctest_blocks, parse_block, run_blocks
-from tests.pages import DOCS, LABS, all_exercises, check_count, code_cells, read_page, reference_solution
+from tests.pages import DOCS, LABS, all_exercises, check_count, code_cells, front_matter, read_page, reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,28 +87,49 @@ def test_the_page_lists_the_checks_the_engine_reads(site_dir):
 
 
 @pytest.mark.parametrize("page", LABS)
-def test_the_checks_need_only_the_cells_up_to_the_last_exercise(page):
-    """Check my code runs the cells up to the page's last exercise, then the checks (scheduler.js
-    `checkedThrough`): the demonstrations below it (micrograd's training) are not waited for. So the
-    checks must pass with only those cells run, the exercises solved, in one namespace, as in the page."""
+def test_the_checks_pass_with_only_the_cells_the_build_says_they_need(page):
+    """Check my code runs only the cells the checks need (pyodide_cells.check_cells, the build's
+    list), then the checks: the demonstrations (micrograd's training) are not waited for. So every
+    page's checks must pass with only those cells run, the exercises solved, in one namespace,
+    as in the page; and the demonstrations must be left out (Lab 1's training cells)."""
     import contextlib
     import io
 
+    from pyodide_cells.check_cells import cells_the_checks_need
+
     text = read_page(page)
     cells = code_cells(text)
-    last = max(i for i, (tags, _) in enumerate(cells) if "exercise" in tags)
+    auto = {i for i, (tags, _) in enumerate(cells) if "auto-rerun" in tags}
+    needed = cells_the_checks_need([("exercise" in tags, code) for tags, code in cells], doctest_blocks(text),
+                                   list(front_matter(page)["lab"]["checks_use"]), auto)
     namespace: dict = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
     solved = 0
     with contextlib.redirect_stdout(io.StringIO()):
-        for tags, code in cells[: last + 1]:
+        for i, (tags, code) in enumerate(cells):
             if "exercise" in tags:
                 code, solved = reference_solution(text, solved), solved + 1
-            exec(compile(code, f"<{page} cell>", "exec"), namespace)
+            if i in needed:
+                exec(compile(code, f"<{page} cell {i}>", "exec"), namespace)
     results = run_blocks(doctest_blocks(text), namespace)
     assert [(r.check.name, r.status) for r in results if r.status != "passed"] == []
     assert sum(not r.check.setup for r in results) == check_count(page)
+    if page == "micrograd.md":  # the reference engine's training demo is not run for the checks
+        training = [i for i, (_, code) in enumerate(cells) if "ref_nn.train(" in code]
+        assert training and not set(training) & set(needed)
 
 
+def test_a_cell_is_needed_for_what_it_binds_and_an_opaque_one_for_everything_above():
+    from pyodide_cells.check_cells import cells_the_checks_need
+
+    cells = [(False, "import math"), (False, "data = slow()"), (False, "scale = 2"),
+             (True, "def f(x):\n    return math.sqrt(x) * scale")]
+    assert cells_the_checks_need(cells, [">>> f(4.0)  # F\n4.0\n"], ["f"]) == [0, 2, 3]
+    assert cells_the_checks_need(cells, [">>> f(data)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]  # the check reads data
+    opaque = [*cells[:3], (True, "exec('def f(x): return x')")]
+    assert cells_the_checks_need(opaque, [">>> f(1)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]
+    unreadable = [*cells[:3], (True, "def f(x):\n    return x +")]  # a half-typed exercise
+    assert cells_the_checks_need(unreadable, [">>> f(1)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]
+    assert cells_the_checks_need([(False, "x = 1")], [">>> x  # X\n1\n"], ["x"]) == []  # no exercise: all, by the caller
 # A page of two checks and one set-up line, small enough to run in a fraction of a second.
 TINY_PAGE = """# A tiny lab
 

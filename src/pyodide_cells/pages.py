@@ -11,6 +11,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
+from .check_cells import cells_the_checks_need
 from .downloads import download_parts
 from .hints import page_hints
 
@@ -46,6 +47,21 @@ def page_checks(doctree: nodes.document) -> dict[str, list]:
     return {"blocks": blocks, "checks": checks}
 
 
+def check_cells(doctree: nodes.document, blocks: list[str], names: list[str]) -> list[int]:
+    """The cells Check my code runs before the checks (check_cells.cells_the_checks_need), numbered
+    as the page numbers its live cells: every code cell, in page order."""
+    cells, auto = [], set()
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") != "cell_code":
+            continue
+        classes = node.get("classes", [])
+        source = next(iter(node.findall(nodes.literal_block)), None)
+        if "tag_auto-rerun" in classes:
+            auto.add(len(cells))
+        cells.append(("tag_exercise" in classes, source.astext() if source is not None else ""))
+    return cells_the_checks_need(cells, blocks, names, auto)
+
+
 def checks_use(app: Sphinx, pagename: str) -> list[str]:
     """The names a page's checks take from the learner (front matter ``lab.checks_use``)."""
     lab = app.env.metadata.get(pagename, {}).get("lab") or {}
@@ -60,11 +76,13 @@ def on_html_page_context(
     if app.builder.format != "html" or not has_code_cells(doctree):
         return
     checks = page_checks(doctree)
+    names = checks_use(app, pagename)
     title = next(iter(doctree.findall(nodes.title)), None)
     config = {
         "page": pagename,
-        "checksUse": checks_use(app, pagename),
+        "checksUse": names,
         **checks,
+        "checkCells": check_cells(doctree, checks["blocks"], names),
         "download": download_parts(doctree, checks["blocks"], title.astext() if title else pagename, pagename.rsplit("/", 1)[-1]),
         "worker": app.pyodide_cells_worker,  # assets.py: versioned once per build
     }

@@ -23,8 +23,12 @@ READING = """() => {
   const cell = at?.closest('div.cell');
   const block = cell || at?.closest('p, li, h1, h2, h3, figure, table, div.math, dl, div.highlight');
   if (!block) return null;
+  // A block is named by its text and which of the blocks with that text it is: not by its index
+  // among all elements of its tag, which moves as the runtime makes editors (DIVs) above it.
+  const text = (b) => b.textContent.trim().slice(0, 60);
+  const alike = [...document.querySelectorAll(block.tagName)].filter((b) => text(b) === text(block));
   const what = cell ? `cell ${[...document.querySelectorAll('div.cell')].indexOf(cell)}`
-    : `${block.tagName} ${[...document.querySelectorAll(block.tagName)].indexOf(block)}: ${block.textContent.trim().slice(0, 60)}`;
+    : `${block.tagName} ${alike.indexOf(block)}: ${text(block)}`;
   return {what, top: Math.round(block.getBoundingClientRect().top)};
 }"""
 

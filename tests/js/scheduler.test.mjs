@@ -294,3 +294,11 @@ test("the checks run the cells up to the last exercise, not the demonstrations b
   assert.equal(transport.sent.at(-1).type, "check");
   assert.equal(s.running, checks);
 });
+
+test("with the build's list, the checks run only the cells they need, in order", () => {
+  const transport = fakeTransport({});
+  const s = new Scheduler({ transport, cells: 5, exercises: [0, 3], checkCells: [0, 3], timers: fakeTimers() });
+  ready(s);
+  s.check(["b"], [], cellAt);
+  assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [0, 3, "checks"]);
+});

@@ -48,7 +48,7 @@ function main() {
   );
   const auto = roots.map((root, i) => (root.classList.contains("tag_auto-rerun") ? i : -1)).filter((i) => i >= 0);
   const exercises = roots.map((root, i) => (root.classList.contains("tag_exercise") ? i : -1)).filter((i) => i >= 0);
-  const scheduler = new Scheduler({ transport: kernel, cells: roots.length, auto, exercises });
+  const scheduler = new Scheduler({ transport: kernel, cells: roots.length, auto, exercises, checkCells: CONFIG.checkCells || null });
   const bar = new StatusBar({ onStop: () => scheduler.stop(), onRunAll: () => runAll(), onRestart: () => scheduler.restart() });
   bar.mount();
 

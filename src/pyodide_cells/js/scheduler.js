@@ -69,15 +69,19 @@ export class Scheduler {
    * @param {Iterable<number>} [options.exercises]  the learner's exercise cells: a later one may build on an
    *   earlier one's names (micrograd's exercise 2 extends exercise 1's Value), so the checks run it again
    *   after an earlier cell runs again
+   * @param {Iterable<number> | null} [options.checkCells]  the cells the checks need (the build's list); null: every
+   *   cell up to the last exercise
    * @param {Timers} [options.timers]
    */
-  constructor({ transport, cells, auto = [], exercises = [], timers = globalThis }) {
+  constructor({ transport, cells, auto = [], exercises = [], checkCells = null, timers = globalThis }) {
     this.transport = transport;
     this.cellCount = cells;
     this.auto = new Set(auto);
     this.exercises = new Set(exercises);
     /** the last cell the checks run before they do: the last exercise (every cell if none) */
     this.checkedThrough = this.exercises.size ? Math.max(...this.exercises) : cells - 1;
+    /** @type {Set<number> | null} */
+    this.checkCells = checkCells && [...checkCells].length ? new Set(checkCells) : null;
     this.timers = timers;
     /** @type {{state: KernelState, message: string, step: number, steps: number, restored: protocol.SnapshotSource,
      *   note: string, restarts: number}} */
@@ -200,11 +204,10 @@ export class Scheduler {
   }
 
   /**
-   * The page's checks: first the cells up to the last exercise that have not run in this namespace,
-   * then the checks. The checks judge names the exercises define (the page's `checks_use`); the
-   * cells below the last exercise are demonstrations (micrograd's training runs for seconds) that
-   * the checks do not need, and that a check must not wait for (tests/test_checks.py holds that
-   * every page's checks pass with only those cells run).
+   * The page's checks: first the cells they need that have not run in this namespace, then the
+   * checks. The build works out which cells the checks need (check_cells.py: the exercises and
+   * the cells that bind what they read); the demonstrations (micrograd's training runs for
+   * seconds) are not waited for. Without that list, every cell up to the last exercise.
    * @param {string[]} blocks
    * @param {string[]} names
    * @param {(index: number) => {code: string, sink: Sink}} cellAt
@@ -215,7 +218,7 @@ export class Scheduler {
     let any = false;
     let latestEarlier = 0; // when the latest of the cells above ran (Infinity: it runs now)
     for (let i = 0; i <= this.checkedThrough; i++) {
-      if (this.auto.has(i)) continue;
+      if (this.auto.has(i) || (this.checkCells && !this.checkCells.has(i))) continue;
       // The checks test the code shown: a cell edited (or Reset) since it ran runs again, and so
       // does an exercise that ran before a cell above it last ran (or runs now): it may build on
       // what that cell defines (micrograd's exercise 2 extends exercise 1's Value).
