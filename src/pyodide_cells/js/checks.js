@@ -154,7 +154,7 @@ export class ChecksConsole {
     return el("span", { class: "pc-check-hints" }, list, button);
   }
 
-  /** Run the cells that have not run, then the checks; resolves when the checks' run ends. */
+  /** Run the cells the checks need that have not run (scheduler.check), then the checks; resolves when the checks' run ends. */
   async check() {
     if (this.run) return this.run.ended;
     /** @type {string} what Python said when the checks themselves failed */
