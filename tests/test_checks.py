@@ -131,7 +131,8 @@ def test_a_cell_is_needed_for_what_it_binds_and_an_opaque_one_for_everything_abo
     assert cells_the_checks_need(unreadable, [">>> f(1)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]
     assert cells_the_checks_need([(False, "x = 1")], [">>> x  # X\n1\n"], ["x"]) == []  # no exercise: all, by the caller
 # A page of two checks and one set-up line, small enough to run in a fraction of a second.
-TINY_PAGE = """# A tiny lab
+LAB = "---\nlab:\n  checks_use: {}\n---\n"  # front matter that makes a page a lab
+TINY_PAGE = LAB + """# A tiny lab
 
 ```python
 >>> y = f()
@@ -198,9 +199,10 @@ def test_a_solution_that_never_ends_times_out(tmp_path):
 @pytest.mark.parametrize("page, message", [
     (TINY_PAGE.encode("latin-1") + "# caf\u00e9\n".encode("latin-1"), "it is not UTF-8"),
     (TINY_PAGE.replace(">>> g()", ">>>g()"), "cannot parse doctest block 1 of"),
-    ("```python\n>>> x = 1\n>>> y = 2\n\n```\n", "has no checks: its doctest blocks hold only set-up lines"),
-    ("# no blocks\n", "has no doctest blocks"),
-], ids=["not-utf8", "cannot-parse", "only-set-up", "no-blocks"])
+    (LAB + "```python\n>>> x = 1\n>>> y = 2\n\n```\n", "has no checks: its doctest blocks hold only set-up lines"),
+    (LAB + "# no blocks\n", "has no doctest blocks"),
+    (TINY_PAGE.removeprefix(LAB), "is not a lab page: its front matter has no `lab:`"),  # CONTRIBUTING.md passed 1 / 1
+], ids=["not-utf8", "cannot-parse", "only-set-up", "no-blocks", "not-a-lab"])
 def test_a_page_the_checks_cannot_read_exits_2_and_says_why(tmp_path, page, message):
     """A page not UTF-8 or with a block doctest cannot parse exited 1; one with only set-up lines passed "0 / 0"."""
     out = run_cli(*tiny(tmp_path, TINY_SOLUTION, page))

@@ -298,6 +298,10 @@ def _page_blocks(page: str) -> tuple[list[str], int]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CannotJudge(f"cannot read the page {page}: it is not UTF-8 ({exc})") from None
+    front = text[4 : text.find("\n---\n", 4)] if text.startswith("---\n") and "\n---\n" in text[3:] else ""
+    if not any(line.startswith("lab:") for line in front.splitlines()):
+        # CONTRIBUTING.md's example block once "passed 1 / 1": only a lab page's blocks are checks.
+        raise CannotJudge(f"{page} is not a lab page: its front matter has no `lab:` (see CONTRIBUTING.md, \"A lab page\")")
     blocks = doctest_blocks(text)
     if not blocks:
         raise CannotJudge(f"{page} has no doctest blocks (fenced python blocks starting with >>>)")
