@@ -628,6 +628,9 @@ def test_while_codemirror_loads_a_saved_edit_shows_and_the_focus_stays_where_the
     page.wait_for_function(READY, timeout=TIMEOUT)
     set_code(page, 8, "print('my edit')")
     held_editor.hold()
+    # The editor's chunk is in the HTTP cache now: a route (any) turns the cache off for this page,
+    # so the reload asks the server for it again, and waits while it is held.
+    page.route("**/chunks/editor-*", lambda route: route.continue_())
     page.reload()
     page.wait_for_function(READY, timeout=TIMEOUT)
     # The code shown before the editor is there is what Run would run, not the original.
