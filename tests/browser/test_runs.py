@@ -260,7 +260,7 @@ def test_replies_a_cell_forges_are_not_taken_for_the_runtimes(page, base_url):
     set_code(page, EXERCISE, exercise_code(read_page("micrograd.md")) + FORGE)
     run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).get_attribute("data-state") == "done"
-    # The checks run for real on the unsolved starter: two of 33 pass, not "33 / 33".
+    # The checks run for real on the unsolved starter: two pass, not all of them.
     results = check(page)
     assert [name for name, status in results.items() if status == "passed"] == ["Forward activation", "Weight w2 gradient"]
     assert page.locator(".pc-checks-summary").inner_text() == f"2 / {CHECKS} passed"
