@@ -193,15 +193,17 @@ def test_keys_in_an_editor_stay_there_and_its_cursor_is_never_under_the_status_b
     editor(page, 0).click()
     page.keyboard.press("Control+End")
     page.keyboard.press("Control+Home")
-    page.wait_for_timeout(300)
-    first_line = cell(page, 0).locator(".cm-line").first.bounding_box()
-    bar = page.locator(".pc-runtime").bounding_box()
-    assert first_line["y"] >= bar["y"] + bar["height"]
+    # Waits for the scroll to bring the first line below the bar (a sleep of 300 ms was too short on
+    # a loaded machine); a cursor left under the bar never gets there and times out.
+    page.wait_for_function("""() => {
+        const line = document.querySelector('div.cell.pc-live .cm-line').getBoundingClientRect();
+        return line.top >= document.querySelector('.pc-runtime').getBoundingClientRect().bottom;
+    }""", timeout=10_000)
     set_code(page, 0, "x = 7")
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowRight")
     page.keyboard.type(" // 2")
-    page.wait_for_timeout(300)
+    page.wait_for_function("window.pyodideCells.cell(0).code === 'x = 7 // 2'", timeout=TIMEOUT)
     assert page.url == url
     assert page.evaluate("window.pyodideCells.cell(0).code") == "x = 7 // 2"
     assert page.locator("input.sidebar-search").input_value() == ""
