@@ -168,8 +168,12 @@ class BlockAllocator:
             raise DoubleFreeError(f"Double free! Block {block} is already freed.")
         self._ref_counts[block] -= 1
         if self._ref_counts[block] == 0:
-            self._free.append(block)
+            self._release(block)
         return self._ref_counts[block]
+
+    def _release(self, block: int) -> None:
+        """A block whose last reference was dropped: back on the free list."""
+        self._free.append(block)
 
     def ref_count(self, block: int) -> int:
         """Number of block tables that map this physical block (0 = free)."""
@@ -242,18 +246,9 @@ class LRUBlockAllocator(BlockAllocator):
         self._ref_counts[block] += 1
         return self._ref_counts[block]
 
-    def free(self, block: int) -> int:
-        """Drop one reference; at 0 the block joins the back of the queue. Return the new count.
-
-        Raises DoubleFreeError if the count is already 0, ValueError for an invalid id.
-        """
-        self._check_block(block)
-        if self._ref_counts[block] == 0:
-            raise DoubleFreeError(f"Double free! Block {block} is already freed.")
-        self._ref_counts[block] -= 1
-        if self._ref_counts[block] == 0:
-            self._queue[block] = None
-        return self._ref_counts[block]
+    def _release(self, block: int) -> None:
+        """A block whose last reference was dropped joins the back of the queue, still cached."""
+        self._queue[block] = None
 
 
 class BlockTable:

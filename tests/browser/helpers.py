@@ -118,21 +118,22 @@ def start_running(page, index, code):
     page.wait_for_function(f"document.querySelectorAll('div.cell.pc-live')[{index}].dataset.state === 'running'")
 
 
-def stop_and_read(page, index, after_ms):
-    """Wait ``after_ms``, press the runtime bar's Stop; return the cell's output once it ends."""
+def stop_and_read(page, index):
+    """Once the cell runs (the runtime's state), press the runtime bar's Stop; return the cell's output once it ends."""
     before = runs(page, index)
-    page.wait_for_timeout(after_ms)
+    page.wait_for_function("i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'running'",
+                           arg=index, timeout=TIMEOUT)
     page.locator(".pc-runtime .pc-stop").click()
     wait_runs(page, index, before + 1)
     return cell(page, index).locator(".cell_output").inner_text()
 
 
-def assert_stop_keeps_the_namespace(page, kept: str, after_ms: int) -> None:
+def assert_stop_keeps_the_namespace(page, kept: str) -> None:
     """Define ``kept`` in cell 0, Stop an endless loop there: KeyboardInterrupt, and ``kept`` survives."""
     set_code(page, 0, f"kept = {kept!r}")
     run_and_wait(page, 0)
     start_running(page, 0, "while True:\n    pass")
-    assert "KeyboardInterrupt" in stop_and_read(page, 0, after_ms=after_ms)
+    assert "KeyboardInterrupt" in stop_and_read(page, 0)
     set_code(page, 0, "kept")
     assert run_and_wait(page, 0).strip() == repr(kept)
 

@@ -95,7 +95,7 @@ def test_stop_ends_the_training_at_a_step_and_keeps_what_trained(page, base_url)
         "i => document.querySelectorAll('div.cell.pc-live')[i].querySelector('.cell_output').innerText.includes('step 10 of 40')",
         arg=TRAINING, timeout=TIMEOUT,
     )
-    out = stop_and_read(page, TRAINING, after_ms=0)
+    out = stop_and_read(page, TRAINING)
     stopped = re.search(r"Stopped at step (\d+) of 40: model and history keep what was trained so far "
                         r"\(the picture shows step (\d+)\)\.", out)
     assert stopped, out

@@ -68,7 +68,7 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
     page.wait_for_function(READY, timeout=TIMEOUT)
     assert page.evaluate("crossOriginIsolated") is True
     assert "Stop restarts" not in status_text(page)
-    assert_stop_keeps_the_namespace(page, "kept across Stop", after_ms=300)
+    assert_stop_keeps_the_namespace(page, "kept across Stop")
 
     # The network is gone: the page, and a page never opened, still open and run.
     host.stop()

@@ -135,7 +135,7 @@ def test_stop_interrupts_a_restored_interpreter_and_keeps_its_namespace(page, ba
     stored_snapshot(page)
     reload_ready(page)
     assert restored(page) == "browser"
-    assert_stop_keeps_the_namespace(page, "after restore", after_ms=300)
+    assert_stop_keeps_the_namespace(page, "after restore")
 
 
 def test_restored_visits_do_not_share_one_random_state(page, base_url):
@@ -270,7 +270,7 @@ def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_wor
     # The page's cells, the checks and Stop work as on a fresh start.
     out = run(page, "from labs.autograd import Value\nv = Value(3.0) * Value(-2.0)\nv.backward()\nprint(v.data)")
     assert out["stdout"].strip() == "-6.0"
-    assert_stop_keeps_the_namespace(page, "after the site's snapshot", after_ms=300)
+    assert_stop_keeps_the_namespace(page, "after the site's snapshot")
     # This browser keeps the bytes it fetched: the next visit reads them from OPFS. The site's
     # static data travels based on the memory as instantiated (its first 4 MB or more).
     (site,) = (site_dir / "_static" / "pyodide_cells").glob("startup-*.bin")
