@@ -94,18 +94,6 @@ def test_pages_read_well_without_javascript(browser, base_url, name):
         context.close()
 
 
-def test_run_all_runs_every_cell_in_order(page, base_url):
-    open_lab(page, base_url)
-    page.locator(".pc-runtime .pc-run-all").click()
-    page.wait_for_function(
-        "[...document.querySelectorAll('div.cell.pc-live')].every(c => ['done', 'error'].includes(c.dataset.state))",
-        timeout=TIMEOUT,
-    )
-    counters = page.locator("div.cell.pc-live .pc-count").all_inner_texts()
-    assert all(c != "[ ]" for c in counters)
-    assert page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].every(c => c.dataset.state === 'done')")
-
-
 def test_a_stop_does_not_hit_the_next_run_of_the_same_cell(page, base_url):
     """The grace timer of a Stop that worked must not restart Python under the next run."""
     open_lab(page, base_url)
