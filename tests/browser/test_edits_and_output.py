@@ -675,7 +675,7 @@ def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which,
         if page.evaluate("innerHeight + scrollY >= document.documentElement.scrollHeight - 1"):
             break
         page.evaluate("() => { window.scrolled = new Promise((r) => addEventListener('scrollend', r, { once: true })); }")
-        page.mouse.wheel(0, 500)
+        page.mouse.wheel(0, page.viewport_size["height"] - 100)  # a screen at a time, a line of it kept
         page.evaluate("() => window.scrolled")
     assert page.locator("div.cell.pc-live .cm-editor").count() == len(built)
     drawn = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")
