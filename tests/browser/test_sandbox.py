@@ -10,13 +10,13 @@ import pytest
 
 from tests.plain_host import PlainHost
 from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, stop_and_read, wait_cell, wait_runs
-from tests.pages import check_count
+from tests.pages import LAB_NAMES, check_count
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ["index", "micrograd", "online_softmax", "paged_attention", "runtime"]
-LAB_PAGES = ["micrograd", "online_softmax", "paged_attention"]
+PAGES = ["index", *LAB_NAMES, "runtime"]
+LAB_PAGES = LAB_NAMES
 
 
 def goto(page, base_url, name, wait_ready=True):

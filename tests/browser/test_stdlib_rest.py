@@ -19,6 +19,7 @@ import pytest
 
 from tests.browser.helpers import READY, TIMEOUT, cell, check, run_and_wait, type_code
 from tests.browser.test_startup_snapshot import open_fresh, restored, run, stored_snapshot
+from tests.pages import LAB_NAMES
 
 pytestmark = pytest.mark.browser
 
@@ -121,7 +122,7 @@ def test_the_rest_is_asked_for_once_the_first_run_has_ended_and_serves_only_the_
         context.close()
 
 
-@pytest.mark.parametrize("name", ["micrograd", "online_softmax", "paged_attention"])
+@pytest.mark.parametrize("name", LAB_NAMES)
 def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name):
     """What the build put in the start is what the pages import: running every cell of a
     lab with the learner's Run all asks for nothing from the rest (held back here). And Run all
