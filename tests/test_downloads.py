@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -245,3 +246,12 @@ def test_a_script_that_ends_the_program_before_its_checks_never_exits_0(files, h
             assert proc.returncode == 1, (which, command, proc.stdout[-1000:], proc.stderr[-1000:])
             assert "the program ended before the page's checks ran" in proc.stderr, proc.stderr[-1000:]
             assert "checks passed" not in proc.stdout
+
+
+def test_the_files_ask_for_the_python_the_project_requires():
+    """A learner was told "Python 3.10 or newer" by the file and 3.11 by the README."""
+    from pyodide_cells.downloads import MIN_PYTHON
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires == f">={MIN_PYTHON}"
+    assert f"Python {MIN_PYTHON} or newer" in (ROOT / "docs" / "runtime.md").read_text()

@@ -31,6 +31,9 @@ import textwrap
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
+# The oldest Python the downloads are tested with: pyproject.toml's requires-python (a test holds them equal).
+MIN_PYTHON = "3.11"
+
 Part = dict  # {"kind": "markdown" | "code" | "exercise", "text": str, "index": int, "only": "py" | "ipynb"}
 
 
@@ -183,7 +186,7 @@ def support_cell(sources: list[str]) -> str:
     text = "\n".join([
         "# What the exercise imports from the guide's `labs` package. Where `labs` is",
         "# installed, that is used; elsewhere these copies of its definitions are, so",
-        "# this file needs nothing but Python 3.10 or newer.",
+        f"# this file needs nothing but Python {MIN_PYTHON} or newer.",
         "try:",
         *(f"    {line}" for line in tries),
         "except ModuleNotFoundError:",
@@ -325,7 +328,7 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
             *about,
             f"- `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}` runs the checks;",
             f"  `python {filename}` runs your code, then the checks.",
-            "- Nothing to install: Python 3.10 or newer is enough.",
+            f"- Nothing to install: Python {MIN_PYTHON} or newer is enough.",
         ])},
         {"kind": "markdown", "only": "ipynb", "text": "\n".join([
             *about,
