@@ -140,17 +140,87 @@ def recorder() -> Recorder:
 
 
 def _checked_page(browser, recorder, width, height):
-    """A page of the given size; after the test, fail on other-origin requests or page errors."""
+    """A page of the given size in a context of its own; after the test, fail on other-origin
+    requests or page errors."""
     context, page = _new_page(browser, recorder, width, height)
     yield page
     context.close()
+    _assert_clean(recorder)
+
+
+def _assert_clean(recorder: Recorder) -> None:
     assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
     assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
     assert recorder.console_errors == [], f"errors in the page's console: {recorder.console_errors}"
 
 
+class SharedContext:
+    """One browser context for the tests of a module: its HTTP cache (and the WebAssembly compiled
+    from it) stays warm from test to test, so only the module's first page starts Python cold.
+    Each test gets a new tab and leaves none behind: its tabs are closed and what the site kept in
+    the browser (local and session storage, Cache Storage, IndexedDB) is cleared for every origin
+    it visited, so no test sees another's storage."""
+
+    def __init__(self, browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        self.recorder: Recorder | None = None
+        self.origins: set[str] = set()
+        self.context.on("request", self._request)
+
+    def _request(self, request) -> None:
+        if self.recorder is not None and is_foreign(request.url):
+            self.recorder.foreign.append(request.url)
+        parts = urlsplit(request.url)
+        if parts.scheme in {"http", "https"}:
+            self.origins.add(f"{parts.scheme}://{parts.netloc}")
+
+    def page(self, recorder: Recorder, width: int, height: int):
+        self.recorder = recorder
+        page = self.context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
+        page.on("pageerror", lambda err: recorder.page_errors.append(str(err)))
+        page.on("console", lambda msg: msg.type == "error" and recorder.console_errors.append(msg.text))
+        return page
+
+    def end_test(self) -> None:
+        """Close the test's tabs, then clear the storage of every origin they visited."""
+        self.recorder = None
+        for page in self.context.pages:
+            page.close()
+        if self.origins:
+            blank = self.context.new_page()
+            cdp = self.context.new_cdp_session(blank)
+            for origin in sorted(self.origins):
+                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            cdp.detach()
+            blank.close()
+            self.origins.clear()
+
+
+@pytest.fixture(scope="module")
+def shared_context(browser):
+    shared = SharedContext(browser)
+    yield shared
+    shared.context.close()
+
+
+def _shared_page(shared_context: SharedContext, recorder: Recorder, width: int, height: int):
+    try:
+        yield shared_context.page(recorder, width, height)
+    finally:
+        shared_context.end_test()
+    _assert_clean(recorder)
+
+
 @pytest.fixture
-def page(browser, recorder):
+def page(shared_context, recorder):
+    """A 1280 x 900 tab in the module's shared context (SharedContext)."""
+    yield from _shared_page(shared_context, recorder, 1280, 900)
+
+
+@pytest.fixture
+def fresh_page(browser, recorder):
+    """A 1280 x 900 page in a context of its own: an empty HTTP cache, as on a first visit."""
     yield from _checked_page(browser, recorder, 1280, 900)
 
 
@@ -184,8 +254,9 @@ def outage(page):
 
 
 @pytest.fixture
-def phone_page(browser, recorder):
-    yield from _checked_page(browser, recorder, 390, 844)
+def phone_page(shared_context, recorder):
+    """A 390 x 844 tab in the module's shared context."""
+    yield from _shared_page(shared_context, recorder, 390, 844)
 
 
 @pytest.fixture
