@@ -336,9 +336,10 @@ def train(args) -> None:
                            "note": "the first `chars` characters of the held-out split, one window; "
                                    "labs.tiny_lm.cross_entropy must give `loss` (float64)"},
     }
-    DATA.mkdir(parents=True, exist_ok=True)
-    (DATA / "tiny_lm.bin").write_bytes(raw)
-    (DATA / "tiny_lm.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tiny_lm.bin").write_bytes(raw)
+    (out / "tiny_lm.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", "utf-8")
     print(json.dumps({k: v for k, v in meta.items() if k != "vocab"}, indent=1), flush=True)
 
 
@@ -359,6 +360,7 @@ def main(argv=None) -> None:
     t.add_argument("--n-head", type=int, default=4)
     t.add_argument("--context", type=int, default=128)
     t.add_argument("--slice", type=int, default=128, help="characters of the held-out slice the tests recompute")
+    t.add_argument("--out", default=str(DATA), help="folder for tiny_lm.bin and tiny_lm.json (default: the package data)")
     args = parser.parse_args(argv)
     if args.command == "corpus":
         if CORPUS.exists() and not args.force:
