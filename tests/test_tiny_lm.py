@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +217,14 @@ def test_decode_attention_needs_keys():
         decode_attention([1.0, 0.0], [], [])
     with pytest.raises(ShapeMismatch, match="2 keys and 1 values"):
         decode_attention([1.0, 0.0], [[0.0, 0.0]] * 2, [[0.0, 0.0]])
+
+
+def test_importing_the_model_reads_no_weights_and_imports_no_file_machinery():
+    # Every lab page imports every labs module while Python starts: only TinyLM.load may pay for
+    # json and the weight file (importlib.resources pulled in tempfile, shutil, lzma, bz2, urllib).
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import labs.tiny_lm\n"
+            "print(sorted(m for m in ('json', 'tempfile', 'shutil', 'pathlib', 'importlib.resources', 'lzma')"
+            " if m in sys.modules), len(labs.tiny_lm._LOADED))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(ROOT / "src")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[0] == "[] 0"

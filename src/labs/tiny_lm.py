@@ -24,14 +24,12 @@ read once and cached.
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import random as _random
 import struct
 from dataclasses import dataclass
-from importlib import resources
 from operator import mul
-from pathlib import Path
 
 from labs.attention import softmax
 
@@ -299,16 +297,19 @@ class TinyLM:
         >>> model is TinyLM.load(), model.config.n_layer
         (True, 2)
         """
-        key = str(path) if path is not None else ""
-        if key not in _LOADED:
-            if path is None:
-                data = resources.files("labs") / "data"
-                raw, meta = (data / "tiny_lm.bin").read_bytes(), json.loads((data / "tiny_lm.json").read_text("utf-8"))
-            else:
-                path = Path(path)
-                raw, meta = path.read_bytes(), json.loads(path.with_suffix(".json").read_text("utf-8"))
-            _LOADED[key] = cls.from_bytes(raw, meta)
-        return _LOADED[key]
+        # json is imported here, not at the top: every lab page imports every labs module while
+        # Python starts, and only this lab reads weights. The wheel is unpacked (in Pyodide too),
+        # so the data is a plain file beside this module.
+        import json
+
+        path = os.fspath(path) if path is not None else os.path.join(os.path.dirname(__file__), "data", "tiny_lm.bin")
+        if path not in _LOADED:
+            with open(path, "rb") as f:
+                raw = f.read()
+            with open(os.path.splitext(path)[0] + ".json", encoding="utf-8") as f:
+                meta = json.load(f)
+            _LOADED[path] = cls.from_bytes(raw, meta)
+        return _LOADED[path]
 
     @classmethod
     def from_bytes(cls, raw: bytes, meta: dict) -> TinyLM:
