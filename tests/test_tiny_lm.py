@@ -228,3 +228,14 @@ def test_importing_the_model_reads_no_weights_and_imports_no_file_machinery():
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(ROOT / "src")],
                          capture_output=True, text=True, check=True).stdout
     assert out.split("\n")[0] == "[] 0"
+
+
+def test_load_from_a_path_and_a_truncated_file(shipped, tmp_path):
+    data = ROOT / "src" / "labs" / "data"
+    for name in ("tiny_lm.bin", "tiny_lm.json"):
+        (tmp_path / name).write_bytes((data / name).read_bytes())
+    copy = TinyLM.load(tmp_path / "tiny_lm.bin")
+    assert copy is not shipped and copy is TinyLM.load(str(tmp_path / "tiny_lm.bin"))  # cached by path
+    assert copy.params["ln_f.bias"] == shipped.params["ln_f.bias"]
+    with pytest.raises(ShapeMismatch, match=f"has 10 bytes; expected {2 * shipped.n_params}"):
+        TinyLM.from_bytes(b"\0" * 10, shipped.meta)
