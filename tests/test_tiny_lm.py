@@ -239,3 +239,15 @@ def test_load_from_a_path_and_a_truncated_file(shipped, tmp_path):
     assert copy.params["ln_f.bias"] == shipped.params["ln_f.bias"]
     with pytest.raises(ShapeMismatch, match=f"has 10 bytes; expected {2 * shipped.n_params}"):
         TinyLM.from_bytes(b"\0" * 10, shipped.meta)
+
+
+def test_wrong_types_are_named(model):
+    # Found by tests/test_fuzz_labs.py: these were AttributeErrors from inside.
+    with pytest.raises(TypeError, match="config is a NoneType; expected a ModelConfig"):
+        TinyLM.random(None)
+    with pytest.raises(TypeError, match="tokenizer is a str; expected a Tokenizer"):
+        TinyLM(SMALL, "abc", {})
+    with pytest.raises(TypeError, match="model is a NoneType; expected a TinyLM"):
+        dense_generate(None, [1], 1)
+    with pytest.raises(TypeError, match="token ids are a str"):
+        cross_entropy(model, "abc")

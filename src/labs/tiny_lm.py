@@ -146,6 +146,12 @@ class Tokenizer:
         return "".join(self.vocab[_check_token(t, len(self.vocab))] for t in ids)
 
 
+def _check_config(config) -> ModelConfig:
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config is a {type(config).__name__}; expected a ModelConfig")
+    return config
+
+
 def _check_token(token, vocab_size: int) -> int:
     if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < vocab_size:
         raise TokenOutOfRange(f"token id {token!r} is not an int in 0 .. {vocab_size - 1} (vocab_size = {vocab_size})")
@@ -183,6 +189,7 @@ def parameter_shapes(config: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
     >>> [n for n, _ in parameter_shapes(ModelConfig(5, 4, 1, 2, 3))][:4]
     ['wte', 'wpe', 'h.0.ln_1.weight', 'h.0.ln_1.bias']
     """
+    _check_config(config)
     d, f = config.d_model, config.d_mlp
     shapes = [("wte", (config.vocab_size, d)), ("wpe", (config.max_positions, d))]
     for i in range(config.n_layer):
@@ -230,6 +237,11 @@ class TinyLM:
     """
 
     def __init__(self, config: ModelConfig, tokenizer: Tokenizer, params: dict, meta: dict | None = None) -> None:
+        _check_config(config)
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"tokenizer is a {type(tokenizer).__name__}; expected a Tokenizer")
+        if not isinstance(params, dict):
+            raise TypeError(f"params is a {type(params).__name__}; expected a dict of weight name -> weights")
         if len(tokenizer) != config.vocab_size:
             raise ShapeMismatch(f"the tokenizer has {len(tokenizer)} characters; expected vocab_size = {config.vocab_size}")
         missing = [name for name, _ in parameter_shapes(config) if name not in params]
@@ -460,6 +472,10 @@ def _empty_cache(config: ModelConfig):
 
 
 def _check_prompt(model: TinyLM, prompt_ids) -> list[int]:
+    if not isinstance(model, TinyLM):
+        raise TypeError(f"model is a {type(model).__name__}; expected a TinyLM")
+    if isinstance(prompt_ids, (str, bytes)) or not hasattr(prompt_ids, "__iter__"):
+        raise TypeError(f"token ids are a {type(prompt_ids).__name__}; expected a list of ints (Tokenizer.encode)")
     ids = list(prompt_ids)
     if not ids:
         raise ValueError("prompt_ids is empty; expected at least one token id")
