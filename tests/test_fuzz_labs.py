@@ -48,6 +48,7 @@ import labs.autograd
 import labs.block_sharing
 import labs.nn
 import labs.paged_attention
+import labs.tiny_lm
 
 # Examples per callable (about 3,000 calls in all), drawn the same way on every run; a deeper,
 # random run: LABS_FUZZ_EXAMPLES=300 LABS_FUZZ_RANDOM=1 pytest -s tests/test_fuzz_labs.py
@@ -193,6 +194,7 @@ def instances() -> dict[str, object]:
         "labs.paged_attention.BlockManager": blocks,
         "labs.paged_attention.PagedKVCache": labs.paged_attention.PagedKVCache(4, 2, 2),
         "labs.nn.MLP": labs.nn.MLP(2, [2, 1], rng=random.Random(0)),
+        "labs.tiny_lm.TinyLM": labs.tiny_lm.TinyLM.random(labs.tiny_lm.ModelConfig(5, 4, 1, 2, 3)),
     }
 
 
