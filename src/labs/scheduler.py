@@ -217,7 +217,7 @@ class Scheduler:
         Returns the requests that finished this step.
         """
         done = []
-        for request, token in zip(requests, tokens, strict=True):
+        for request, token in zip(list(requests), tokens, strict=True):  # a copy: it may be self.running
             request.num_computed_tokens = request.num_tokens  # the step stored every token's K/V
             request.output_ids.append(token)
             if request.is_done:
