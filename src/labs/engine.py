@@ -79,10 +79,10 @@ class LLMEngine:
     """
 
     def __init__(self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8):
+        self.runner = ModelRunner(model, num_blocks, block_size)  # first: it checks the model
         self.model = model
         self.kv = KVCacheManager(num_blocks, block_size)
         self.scheduler = Scheduler(self.kv, max_num_seqs)
-        self.runner = ModelRunner(model, num_blocks, block_size)
         self.requests: dict = {}  # request id -> Request, every request ever added
         self._ids = itertools.count()
         self._steps = 0

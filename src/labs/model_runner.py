@@ -19,11 +19,34 @@ context into partitions so that many can be read at once.
 from __future__ import annotations
 
 import math
+from numbers import Real
 from operator import mul
 
 from labs.attention import PartialAttention
 from labs.paged_attention import PageFault, PagedKVCache
 from labs.tiny_lm import greedy
+
+
+def _check_decode_args(q, cache, block_table, num_tokens, scale) -> None:
+    """Named errors for paged_decode_attention's inputs (kept out of it: it is the learner's exercise)."""
+    if not isinstance(cache, PagedKVCache):
+        raise TypeError(f"cache must be a PagedKVCache, got {type(cache).__name__}")
+    if isinstance(q, (str, bytes)) or not hasattr(q, "__len__") or len(q) != cache.head_dim:
+        raise ValueError(f"q = {q!r:.60}; expected head_dim = {cache.head_dim} floats")
+    if isinstance(scale, bool) or not isinstance(scale, Real) or not math.isfinite(scale):
+        raise TypeError(f"scale = {scale!r:.60}; expected a finite real number")
+    if isinstance(block_table, (str, bytes)) or not hasattr(block_table, "__len__"):
+        raise TypeError(f"block_table must be a list of physical block ids, got {type(block_table).__name__}")
+    if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
+        raise TypeError(f"num_tokens = {num_tokens!r:.60}; expected an int")
+    bs = cache.block_size
+    if not 1 <= num_tokens <= len(block_table) * bs:
+        raise PageFault(f"page fault: num_tokens = {num_tokens}, but the block table maps "
+                        f"{len(block_table)} blocks of {bs} slots; expected 1 <= num_tokens <= {len(block_table) * bs}")
+    for j in range(-(-num_tokens // bs)):
+        b = block_table[j]
+        if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < cache.num_blocks:
+            raise ValueError(f"block_table[{j}] = {b!r:.60}; expected a physical block id 0 .. {cache.num_blocks - 1}")
 
 
 def paged_decode_attention(q, cache: PagedKVCache, block_table, num_tokens: int, scale: float) -> list[float]:
@@ -47,10 +70,8 @@ def paged_decode_attention(q, cache: PagedKVCache, block_table, num_tokens: int,
     >>> paged_decode_attention([1.0], cache, [2, 0], num_tokens=3, scale=1.0)  # mean of 1, 2, 6
     [3.0]
     """
+    _check_decode_args(q, cache, block_table, num_tokens, scale)
     bs = cache.block_size
-    if not 1 <= num_tokens <= len(block_table) * bs:
-        raise PageFault(f"page fault: num_tokens = {num_tokens}, but the block table maps "
-                        f"{len(block_table)} blocks of {bs} slots; expected 1 <= num_tokens <= {len(block_table) * bs}")
     total = PartialAttention()  # the identity of ⊕: m = -inf, ℓ = 0, O empty
     for j in range(-(-num_tokens // bs)):
         block, n = block_table[j], min(bs, num_tokens - j * bs)  # the last block may be partly filled
@@ -79,7 +100,9 @@ class ModelRunner:
     """
 
     def __init__(self, model, num_blocks: int, block_size: int):
-        config = model.config
+        config = getattr(model, "config", None)
+        if not all(hasattr(config, a) for a in ("n_layer", "n_head", "head_dim")):
+            raise TypeError(f"model must be a labs.tiny_lm.TinyLM (with a config), got {type(model).__name__}")
         self.model = model
         self.block_size = block_size
         self.scale = 1.0 / math.sqrt(config.head_dim)

@@ -24,6 +24,7 @@ import random
 from dataclasses import dataclass
 
 from labs.kv_cache_manager import KVCacheManager
+from labs.paged_attention import _check_int
 from labs.scheduler import Request, Scheduler
 
 # OPT-13B (Zhang et al. 2022, Table 1; the facebook/opt-13b config): 40 layers, hidden size 5,120.
@@ -55,7 +56,9 @@ class StaticReservation:
     """
 
     def __init__(self, num_blocks: int, block_size: int = BLOCK_SIZE, max_seq_len: int = MAX_SEQ_LEN):
-        self.num_blocks, self.block_size = num_blocks, block_size
+        self.num_blocks = _check_int("num_blocks", num_blocks, 1)
+        self.block_size = _check_int("block_size", block_size, 1)
+        _check_int("max_seq_len", max_seq_len, 1)
         self.reserve = -(-max_seq_len // block_size)
         self.num_free = num_blocks
         self._held: set = set()
@@ -133,6 +136,11 @@ def step_seconds(kind: str, requests) -> float:
     A prefill computes 2 x N_params FLOPs per uncached token; a decode one token per request. Both read
     the weights once and the keys and values of every token the batch attends to.
     """
+    if kind not in ("prefill", "decode"):
+        raise ValueError(f"kind = {kind!r}; expected 'prefill' or 'decode'")
+    requests = list(requests)
+    if not all(isinstance(r, Request) for r in requests):
+        raise TypeError("requests must be labs.scheduler.Request objects")
     if kind == "prefill":
         tokens = sum(r.num_tokens - r.num_computed_tokens for r in requests)
     else:
