@@ -265,3 +265,18 @@ def test_paged_allocation_batches_more_and_waits_less_than_a_static_reservation(
         simulate("alpaca", 1.0, "buddy")
     with pytest.raises(ValueError, match="unknown dataset"):
         draw_requests("imagenet", 1, 1.0)
+
+
+def test_the_block_pool_view_shows_holders_cached_and_free_blocks():
+    engine = LLMEngine(MODEL, num_blocks=6, block_size=2, max_num_seqs=2)
+    engine.add_request([1, 2, 3, 4, 5], 1, request_id="a")  # 5 tokens: blocks 0, 1 full (cached), 2 partial
+    engine.step()  # prefill; a finishes after its one token
+    views = engine.block_pool_view()
+    assert [v.state for v in views] == ["cached", "cached", "free", "free", "free", "free"]
+    engine.add_request([1, 2, 3, 4, 6], 2, request_id="b")
+    engine.step()
+    views = engine.block_pool_view()
+    assert views[0].holders == ("b",) and views[0].cached and views[0].state == "in use"
+    stats = engine.stats
+    assert (stats.blocks_in_use, stats.blocks_cached, stats.blocks_free) == (3, 2, 3)
+    assert engine.kv.prefix_hits == 4 and engine.kv.prefix_queries == 10
