@@ -344,16 +344,27 @@ class PartialAttention(SoftmaxState):
         """(m_a, ℓ_a, O_a) ⊕ (m_b, ℓ_b, O_b): associative, with identity ``PartialAttention()``."""
         if not isinstance(other, PartialAttention):
             raise TypeError(f"merge() expects a PartialAttention, got {type(other).__name__}")
-        state = SoftmaxState.merge(self, other)  # (M, ℓ_a α_a + ℓ_b α_b)
-        if not self.o or not other.o:  # an identity on either side: O of the other, rescaled
-            only = self if self.o else other
-            a = rescaling_factor(only.m, state.m)
-            return PartialAttention(state.m, state.d, tuple(x * a for x in only.o))
+        if other.m == NEG_INF:  # the identity (nothing seen): also keeps exp(-inf - -inf) from being taken
+            return self
+        if self.m == NEG_INF:
+            return other
         if len(self.o) != len(other.o):
             raise ValueError(f"cannot merge partial outputs of lengths {len(self.o)} and {len(other.o)}; "
                              "expected the same value dimension d_v")
-        a, b = rescaling_factor(self.m, state.m), rescaling_factor(other.m, state.m)
-        return PartialAttention(state.m, state.d, tuple(x * a + y * b for x, y in zip(self.o, other.o)))
+        big = max(self.m, other.m)
+        a, b = math.exp(self.m - big), math.exp(other.m - big)  # rescaling factors, <= 1, one of them 1
+        return PartialAttention._merged(big, self.d * a + other.d * b,
+                                        tuple(x * a + y * b for x, y in zip(self.o, other.o)))
+
+    @classmethod
+    def _merged(cls, m: float, d: float, o: tuple) -> "PartialAttention":
+        # Two valid parts merge into a valid one (finite M, ℓ >= the larger part's ℓ > 0), so the
+        # checks of __post_init__ are skipped here: they were a third of a paged decode step's time.
+        part = object.__new__(cls)
+        object.__setattr__(part, "m", m)
+        object.__setattr__(part, "d", d)
+        object.__setattr__(part, "o", o)
+        return part
 
 
 @dataclass(frozen=True)
