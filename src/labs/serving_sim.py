@@ -60,6 +60,9 @@ class StaticReservation:
         self.block_size = _check_int("block_size", block_size, 1)
         _check_int("max_seq_len", max_seq_len, 1)
         self.reserve = -(-max_seq_len // block_size)
+        if self.reserve > num_blocks:  # no request could ever be admitted: the scheduler would wait forever
+            raise ValueError(f"a reservation of {max_seq_len} slots takes {self.reserve} blocks of {block_size}; "
+                             f"the pool has only {num_blocks}")
         self.num_free = num_blocks
         self._held: set = set()
 
@@ -176,6 +179,8 @@ def simulate(dataset: str, rate: float, allocator: str = "paged", num_requests: 
             clock = arrivals[nxt][0]  # idle until the next arrival
             continue
         plan = scheduler.schedule()
+        if not plan.requests:  # cannot happen while every request fits the pool alone; never spin
+            raise RuntimeError(f"step at {clock:.3f} s scheduled nothing with {len(scheduler.waiting)} waiting")
         clock += step_seconds(plan.kind, plan.requests)
         if plan.kind == "decode":
             batches.append(len(plan.requests))
@@ -183,3 +188,15 @@ def simulate(dataset: str, rate: float, allocator: str = "paged", num_requests: 
             finish[r.request_id] = clock
     latency = sum((finish[i] - arrivals[i][0]) / arrivals[i][2] for i in range(num_requests)) / num_requests
     return SimResult(rate, allocator, latency, sum(batches) / max(1, len(batches)), scheduler.num_preemptions, clock)
+
+
+def latency_vs_rate(dataset: str, rates, num_requests: int = 200, seed: int = 0) -> list[tuple[float, float, float]]:
+    """The paper's Fig. 12 in miniature: (rate, static normalised latency, paged normalised latency) per rate.
+
+    The same requests (same seed) are served at every rate by both allocators. Raises as :func:`simulate`.
+
+    >>> [(r, s > p) for r, s, p in latency_vs_rate("alpaca", [20.0], num_requests=40)]
+    [(20.0, True)]
+    """
+    return [(rate, simulate(dataset, rate, "static", num_requests, seed).normalized_latency,
+             simulate(dataset, rate, "paged", num_requests, seed).normalized_latency) for rate in rates]
