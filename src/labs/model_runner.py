@@ -13,7 +13,10 @@ Attention of one query is **split by physical block**
 unnormalised output O, and the parts are merged with the online-softmax ⊕
 (:class:`labs.attention.PartialAttention`, Lab 2's merge) — flash-decoding
 (Dao et al., 2023) and vLLM's paged attention v2, which split a long
-context into partitions so that many can be read at once.
+context into partitions so that many can be read at once. vLLM's v2 kernel
+makes a partition of 512 tokens (``PARTITION_SIZE``, 32 blocks of 16) and
+merges them in ``paged_attention_v2_reduce_kernel``; here a partition is one
+physical block, the smallest unit the block table names.
 """
 
 from __future__ import annotations

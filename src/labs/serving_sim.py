@@ -42,7 +42,7 @@ HBM_BYTES_PER_S = 1555e9
 PEAK_FLOPS = 312e12
 BLOCK_SIZE = 16  # vLLM's default block size
 MAX_SEQ_LEN = 2048  # OPT's max_position_embeddings: the static baselines reserve this per request
-MAX_NUM_SEQS = 256  # vLLM's default max_num_seqs
+MAX_NUM_SEQS = 256  # vLLM's default max_num_seqs (v0.1.0, the paper's version, and v1's offline default)
 # Mean (prompt, output) lengths in tokens, Kwon et al. Fig. 11: ShareGPT 161.31 / 337.99, Alpaca
 # 19.31 / 58.45 (read from the figure; section 6.1's text checks their ratios: ShareGPT has 8.4x longer
 # prompts and 5.8x longer outputs on average).
