@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import nox
@@ -70,17 +71,40 @@ def _lint(session: nox.Session) -> None:
         session.error(f"tsc found errors with {', '.join(failed)}")
 
 
-def _build_docs(session: nox.Session, outdir: Path = SITE) -> None:
+def _docs_command(outdir: Path) -> list[str]:
     # Sphinx's pickled environment (it holds the build's absolute paths) goes
     # beside the site, not into it: a host publishes the whole folder. Both
     # start empty: every build runs the pages' cells against today's labs.
     doctrees = ROOT / "build" / "doctrees" / outdir.name
     shutil.rmtree(outdir, ignore_errors=True)
     shutil.rmtree(doctrees, ignore_errors=True)
-    session.run(
-        "sphinx-build", "-W", "-n", "--keep-going", "-q", "-b", "html",
-        "-d", str(doctrees), "-c", "conf", "docs", str(outdir),
-    )
+    return ["sphinx-build", "-W", "-n", "--keep-going", "-q", "-b", "html", "-d", str(doctrees), "-c", "conf", "docs", str(outdir)]
+
+
+def _build_docs(session: nox.Session, outdir: Path = SITE) -> None:
+    session.run(*_docs_command(outdir))
+
+
+def _start_docs_build(session: nox.Session, outdir: Path) -> subprocess.Popen:
+    """The docs build as `_build_docs` runs it, in the background; its output goes to a log."""
+    command = _docs_command(outdir)
+    log = ROOT / "build" / f"{outdir.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    session.log(f"{' '.join(command)} (in the background; output in {log.relative_to(ROOT)})")
+    env = {**os.environ, "PATH": os.pathsep.join([session.bin, os.environ.get("PATH", "")]),
+           "VIRTUAL_ENV": session.virtualenv.location}
+    with log.open("w") as out:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _end_docs_build(session: nox.Session, build: subprocess.Popen, outdir: Path) -> None:
+    """Wait for the background build; fail the session with its output if it failed."""
+    code = build.wait()
+    log = ROOT / "build" / f"{outdir.name}.log"
+    if code != 0:
+        session.error(f"the docs build failed ({code}):\n{log.read_text()[-20000:]}")
+    if text := log.read_text().strip():
+        print(text)
 
 
 @nox.session
@@ -119,19 +143,31 @@ def tests(session: nox.Session) -> None:
     """Run the lint, then every test: unit, doctests (modules and pages), docs build, browser tests."""
     _npm_ci(session)
     _install(session, "test", "lint")
-    _lint(session)
-    # The runtime's pure JavaScript (scheduler, protocol, terminal text) where it lives: node --test.
-    session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
-                external=True)
-    _build_docs(session, TEST_SITE)
     env = {"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")}
-    if session.posargs:  # a selection of the contributor's: as given, on one worker
+    if session.posargs:  # a selection of the contributor's: as given, on one worker, after the build
+        _lint(session)
+        _build_docs(session, TEST_SITE)
         session.run("pytest", "--durations=30", *session.posargs, env=env)
         return
-    # Workers (pytest-xdist, PYTEST_WORKERS), each with its own Chromium. The tests marked `solo`
-    # would measure or race time under that load: they run after, alone.
+    # The docs build is mostly one process on one core: the lint, the JS tests and the tests that
+    # need no built site (marked in tests/conftest.py) run on the other one meanwhile.
+    build = _start_docs_build(session, TEST_SITE)
+    try:
+        _lint(session)
+        # The runtime's pure JavaScript (scheduler, protocol, terminal text) where it lives: node --test.
+        session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
+                    external=True)
+        session.run("pytest", "-n", "2", "-m", "not site and not solo", "--durations=10", env=env)
+    except BaseException:
+        build.kill()
+        build.wait()
+        raise
+    _end_docs_build(session, build, TEST_SITE)
+    # Workers (pytest-xdist, PYTEST_WORKERS), each with its own Chromium; an idle one takes tests
+    # queued for a busy one (worksteal), so one long test does not hold the end of the run. The
+    # tests marked `solo` would measure or race time under that load: they run after, alone.
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
-    session.run("pytest", "-n", PYTEST_WORKERS, "-m", "not solo", "--durations=30", env=env)
+    session.run("pytest", "-n", PYTEST_WORKERS, "--dist", "worksteal", "-m", "site and not solo", "--durations=30", env=env)
     session.run("pytest", "-m", "solo", "--durations=10", env=env, success_codes=[0, 5])  # 5: none marked
 
 

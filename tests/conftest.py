@@ -202,3 +202,11 @@ def two_tabs(browser, recorder):
     assert recorder.foreign == [], f"requests to other origins: {recorder.foreign}"
     assert recorder.page_errors == [], f"uncaught page errors: {recorder.page_errors}"
     assert recorder.console_errors == [], f"errors in the pages' consoles: {recorder.console_errors}"
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `site` the tests that need the built site (the `site_dir` fixture, directly or through
+    `base_url`, `page`, ...): `nox -s tests` runs the others while the site builds."""
+    for item in items:
+        if "site_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.site)

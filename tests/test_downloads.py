@@ -25,10 +25,10 @@ import nbformat
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks, standalone
-from tests.pages import all_exercises, exercise_code, exercise_count, read_page, reference_solution
+from tests.pages import LAB_NAMES, all_exercises, exercise_code, exercise_count, read_page, reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["micrograd", "online_softmax", "paged_attention"]
+PAGES = LAB_NAMES
 # Code that ends the program, at the end of a learner's exercise.
 EXITS = {"sys.exit(0)": "import sys\nsys.exit(0)\n", "raise SystemExit": "raise SystemExit\n", "exit()": "exit()\n"}
 CONFIG = re.compile(r"window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", re.S)

@@ -24,6 +24,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.browser.helpers import READY, TIMEOUT, cell, editor, open_lab, run_and_wait, runs, set_code, type_code, wait_runs
+from tests.pages import LAB_NAMES
 
 pytestmark = pytest.mark.browser
 EXERCISE = 0  # micrograd's first cell: the exercise, a long cell
@@ -652,7 +653,7 @@ EDITORS_ON_SCREEN = """() => [...document.querySelectorAll('div.cell.pc-live .ce
 })"""
 
 
-@pytest.mark.parametrize("lab", ["micrograd", "online_softmax", "paged_attention"])
+@pytest.mark.parametrize("lab", LAB_NAMES)
 @pytest.mark.parametrize("which", ["page", "phone_page"])
 def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which, lab):
     """The code the page was built with scrolled sideways where its editor wraps a long line (under
@@ -675,7 +676,7 @@ def test_every_cells_editor_is_as_tall_as_its_code_was(request, base_url, which,
         if page.evaluate("innerHeight + scrollY >= document.documentElement.scrollHeight - 1"):
             break
         page.evaluate("() => { window.scrolled = new Promise((r) => addEventListener('scrollend', r, { once: true })); }")
-        page.mouse.wheel(0, 500)
+        page.mouse.wheel(0, page.viewport_size["height"] - 100)  # a screen at a time, a line of it kept
         page.evaluate("() => window.scrolled")
     assert page.locator("div.cell.pc-live .cm-editor").count() == len(built)
     drawn = inputs.evaluate_all("es => es.map((e) => e.getBoundingClientRect().height)")

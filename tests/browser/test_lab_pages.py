@@ -173,7 +173,7 @@ def test_a_failing_check_offers_its_hints_one_at_a_time(page, base_url, artifact
 FONT_FILE = """f => f.family + '-' + ({'700 italic': 'BoldItalic', '700 normal': 'Bold', '400 italic': 'Italic'}[f.weight + ' ' + f.style] || 'Regular') + '.woff2'"""
 
 
-@pytest.mark.parametrize("name", ["index", "micrograd", "online_softmax", "paged_attention", "runtime"])
+@pytest.mark.parametrize("name", ["index", *LAB_NAMES, "runtime"])
 def test_each_page_asks_for_the_katex_fonts_its_equations_use_from_its_head(page, base_url, name):
     """A web font found only as the page is laid out restyles the whole page when it arrives: on
     the online softmax lab (28,000 elements) the late KaTeX_Caligraphic held up the first output.

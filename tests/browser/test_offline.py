@@ -127,11 +127,13 @@ def build(project: Path, outdir: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, hosts, tmp_path):
+def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, site_dir, hosts, tmp_path):
     page = sw_page
+    # The first version is the site the tests use (built from these sources); the second is built
+    # from a copy of the sources with a changed `labs`, into a copy of that site, as a host updates.
     project = copy_project(tmp_path / "project")
     site = tmp_path / "site"
-    build(project, site)
+    shutil.copytree(site_dir, site)
     host = hosts(site)
     probe = "import labs\nprint(getattr(labs, 'BUILD_NOTE', 'first build'))"
 
@@ -143,7 +145,9 @@ def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, hosts, tmp_pat
 
     init = project / "src" / "labs" / "__init__.py"
     init.write_text(init.read_text() + '\nBUILD_NOTE = "rebuilt"\n')
-    build(project, site)
+    build(project, tmp_path / "rebuilt")
+    shutil.rmtree(site)  # the host's folder is replaced by the new build, as a deploy does
+    shutil.copytree(tmp_path / "rebuilt", site)
 
     other = page.context.new_page()  # a second tab on the old version
     for tab in (page, other):

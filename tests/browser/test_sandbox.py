@@ -10,13 +10,13 @@ import pytest
 
 from tests.plain_host import PlainHost
 from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, stop_and_read, wait_cell, wait_runs
-from tests.pages import check_count
+from tests.pages import LAB_NAMES, check_count
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ["index", "micrograd", "online_softmax", "paged_attention", "runtime"]
-LAB_PAGES = ["micrograd", "online_softmax", "paged_attention"]
+PAGES = ["index", *LAB_NAMES, "runtime"]
+LAB_PAGES = LAB_NAMES
 
 
 def goto(page, base_url, name, wait_ready=True):
@@ -92,18 +92,6 @@ def test_pages_read_well_without_javascript(browser, base_url, name):
         assert page.locator("div.doctest-block").count() >= 2
     finally:
         context.close()
-
-
-def test_run_all_runs_every_cell_in_order(page, base_url):
-    open_lab(page, base_url)
-    page.locator(".pc-runtime .pc-run-all").click()
-    page.wait_for_function(
-        "[...document.querySelectorAll('div.cell.pc-live')].every(c => ['done', 'error'].includes(c.dataset.state))",
-        timeout=TIMEOUT,
-    )
-    counters = page.locator("div.cell.pc-live .pc-count").all_inner_texts()
-    assert all(c != "[ ]" for c in counters)
-    assert page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].every(c => c.dataset.state === 'done')")
 
 
 def test_a_stop_does_not_hit_the_next_run_of_the_same_cell(page, base_url):

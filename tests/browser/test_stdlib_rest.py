@@ -19,6 +19,7 @@ import pytest
 
 from tests.browser.helpers import READY, TIMEOUT, cell, check, run_and_wait, type_code
 from tests.browser.test_startup_snapshot import open_fresh, restored, run, stored_snapshot
+from tests.pages import LAB_NAMES
 
 pytestmark = pytest.mark.browser
 
@@ -121,10 +122,11 @@ def test_the_rest_is_asked_for_once_the_first_run_has_ended_and_serves_only_the_
         context.close()
 
 
-@pytest.mark.parametrize("name", ["micrograd", "online_softmax", "paged_attention"])
+@pytest.mark.parametrize("name", LAB_NAMES)
 def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name):
     """What the build put in the start is what the pages import: running every cell of a
-    lab (the learner's Run all) asks for nothing from the rest (held back here)."""
+    lab with the learner's Run all asks for nothing from the rest (held back here). And Run all
+    runs every cell, each to its end without an error."""
     context = browser.new_context(service_workers="block")
     held, asked = [], []
     context.on("request", lambda r: is_rest(r) and asked.append(r.url))
@@ -134,10 +136,14 @@ def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name)
         with context.expect_event("request", predicate=is_rest, timeout=TIMEOUT):
             page.goto(f"{base_url}/{name}.html")
             page.wait_for_function(READY, timeout=TIMEOUT)
-        page.evaluate("window.pyodideCells.runAll()")
-        page.evaluate("window.pyodideCells.idle()")
+        page.locator(".pc-runtime .pc-run-all").click()
+        page.wait_for_function(
+            "[...document.querySelectorAll('div.cell.pc-live')].every(c => ['done', 'error'].includes(c.dataset.state))",
+            timeout=TIMEOUT,
+        )
         states = page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].map(c => c.dataset.state)")
-        assert states and set(states) <= {"done", "error"}, states
+        assert states and set(states) == {"done"}, states
+        assert "[ ]" not in page.locator("div.cell.pc-live .pc-count").all_inner_texts()  # each one ran
         assert len(asked) == 1, f"a cell of {name} imported from the rest"
     finally:
         context.close()
