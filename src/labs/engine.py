@@ -20,6 +20,11 @@ from labs.paged_attention import DEFAULT_BLOCK_SIZE
 from labs.scheduler import FINISHED, InvalidRequestError, Request, RequestTooLongError, Scheduler
 
 
+class EngineStalledError(RuntimeError):
+    """A step planned no work while requests wait or run (a schedule that never admits), or
+    ``max_steps`` passed with requests unfinished: stopping beats looping forever."""
+
+
 @dataclass(frozen=True)
 class StepOutput:
     """What one ``step()`` did: ``kind`` ("prefill", "decode" or "idle"), ``new_tokens``
@@ -67,6 +72,10 @@ class LLMEngine:
         num_blocks: physical blocks in the KV pool (per layer and head), >= 1.
         block_size: token slots per block, B (vLLM's default 16).
         max_num_seqs: the most requests in one batch, >= 1.
+        schedule: the scheduler's step, a function of a Scheduler returning a
+            SchedulerOutput (default ``labs.scheduler.schedule``).
+        attention: the decode attention, with ``paged_decode_attention``'s
+            arguments (default ``labs.model_runner.paged_decode_attention``).
 
     >>> from labs.tiny_lm import ModelConfig, TinyLM, dense_generate
     >>> model = TinyLM.random(ModelConfig(vocab_size=6, d_model=8, n_layer=1, n_head=2, max_positions=16))
@@ -78,11 +87,12 @@ class LLMEngine:
     (True, 8)
     """
 
-    def __init__(self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8):
-        self.runner = ModelRunner(model, num_blocks, block_size)  # first: it checks the model
+    def __init__(self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8,
+                 schedule=None, attention=None):
+        self.runner = ModelRunner(model, num_blocks, block_size, attention)  # first: it checks the model
         self.model = model
         self.kv = KVCacheManager(num_blocks, block_size)
-        self.scheduler = Scheduler(self.kv, max_num_seqs)
+        self.scheduler = Scheduler(self.kv, max_num_seqs, schedule)
         self.requests: dict = {}  # request id -> Request, every request ever added
         self._ids = itertools.count()
         self._steps = 0
@@ -129,6 +139,11 @@ class LLMEngine:
         if not self.scheduler.has_unfinished():
             return StepOutput("idle", {}, (), ())
         plan = self.scheduler.schedule()
+        if not plan.requests and not plan.preempted:
+            sched = self.scheduler
+            raise EngineStalledError(
+                f"step {self._steps}: the schedule ran no request while {len(sched.waiting)} wait and "
+                f"{len(sched.running)} run; expected a prefill of the front of waiting or a decode of the running")
         tokens = self.runner.execute(plan.requests, self.kv)
         finished = self.scheduler.update(plan.requests, tokens)
         self._steps += 1
@@ -136,11 +151,22 @@ class LLMEngine:
         return StepOutput(plan.kind, {r.request_id: t for r, t in zip(plan.requests, tokens)},
                           tuple(r.request_id for r in plan.preempted), tuple(r.request_id for r in finished))
 
-    def generate(self, prompts, max_new_tokens: int, stop_ids=()) -> list:
-        """Serve every prompt to the end; return each one's output, text for a text prompt, else token ids."""
+    def generate(self, prompts, max_new_tokens: int, stop_ids=(), max_steps: int | None = None) -> list:
+        """Serve every prompt to the end; return each one's output, text for a text prompt, else token ids.
+
+        Raises EngineStalledError when a step runs nothing, or when ``max_steps``
+        (default: 4 x the tokens asked for + 10, far more than a correct schedule takes)
+        steps pass with requests unfinished.
+        """
         rids = [self.add_request(p, max_new_tokens, stop_ids) for p in prompts]
-        while self.has_unfinished_requests():
+        limit = 4 * len(prompts) * max_new_tokens + 10 if max_steps is None else max_steps
+        for _ in range(limit):
+            if not self.has_unfinished_requests():
+                break
             self.step()
+        if self.has_unfinished_requests():
+            raise EngineStalledError(f"{limit} steps and {sum(not self.is_finished(r) for r in rids)} requests "
+                                     f"still unfinished; expected every request done (max_steps = {limit})")
         outs = []
         for prompt, rid in zip(prompts, rids):
             ids = self.requests[rid].output_ids

@@ -95,6 +95,8 @@ class ModelRunner:
     Args:
         model: a ``labs.tiny_lm.TinyLM``.
         num_blocks, block_size: the pool's shape, the KV cache manager's too.
+        attention: a function with :func:`paged_decode_attention`'s arguments and
+            result; None for that function (Lab 4's exercise 2 plugs in here).
 
     >>> from labs.tiny_lm import ModelConfig, TinyLM
     >>> runner = ModelRunner(TinyLM.random(ModelConfig(5, 8, 1, 2, 8)), num_blocks=2, block_size=4)
@@ -102,12 +104,13 @@ class ModelRunner:
     (1, 2, 4)
     """
 
-    def __init__(self, model, num_blocks: int, block_size: int):
+    def __init__(self, model, num_blocks: int, block_size: int, attention=None):
         config = getattr(model, "config", None)
         if not all(hasattr(config, a) for a in ("n_layer", "n_head", "head_dim")):
             raise TypeError(f"model must be a labs.tiny_lm.TinyLM (with a config), got {type(model).__name__}")
         self.model = model
         self.block_size = block_size
+        self.attention = paged_decode_attention if attention is None else attention
         self.scale = 1.0 / math.sqrt(config.head_dim)
         self.kv_caches = [[PagedKVCache(num_blocks, block_size, config.head_dim) for _ in range(config.n_head)]
                           for _ in range(config.n_layer)]  # (n_layer, n_head) caches of (num_blocks, B, head_dim)
@@ -125,7 +128,7 @@ class ModelRunner:
             heads = []
             for h, cache in enumerate(caches):
                 cache.write(slot, k[h], v[h])
-                heads.append(paged_decode_attention(q[h], cache, block_table, position + 1, self.scale))
+                heads.append(self.attention(q[h], cache, block_table, position + 1, self.scale))
             x = model.finish_layer(layer, x, heads)
         return x
 

@@ -126,6 +126,8 @@ class Scheduler:
         kv: a ``labs.kv_cache_manager.KVCacheManager`` (the block pool and prefix cache).
         max_num_seqs: the most requests in one batch (nano-vLLM's and vLLM's
             ``max_num_seqs``), >= 1.
+        schedule_fn: a function of the scheduler that plans one step and
+            returns a SchedulerOutput; None for :func:`schedule`.
 
     >>> from labs.kv_cache_manager import KVCacheManager
     >>> s = Scheduler(KVCacheManager(num_blocks=4, block_size=2), max_num_seqs=2)
@@ -135,7 +137,7 @@ class Scheduler:
     ('prefill', ['a', 'b'])
     """
 
-    def __init__(self, kv, max_num_seqs: int = 8):
+    def __init__(self, kv, max_num_seqs: int = 8, schedule_fn=None):
         if isinstance(max_num_seqs, bool) or not isinstance(max_num_seqs, int) or max_num_seqs < 1:
             raise ValueError(f"max_num_seqs = {max_num_seqs!r}; expected an int >= 1")
         self.kv = kv
@@ -144,6 +146,7 @@ class Scheduler:
         self.running: list = []  # in admission order: the last one is preempted first
         self.finished: list = []
         self.num_preemptions = 0
+        self.schedule_fn = schedule if schedule_fn is None else schedule_fn  # Lab 4's exercise 1 plugs in here
 
     def add(self, request: Request) -> None:
         """Queue a request at the back of ``waiting``.
@@ -165,47 +168,8 @@ class Scheduler:
         return bool(self.waiting or self.running)
 
     def schedule(self) -> SchedulerOutput:
-        """Admit waiting requests (a prefill step) or else give each running one a slot (a decode step).
-
-        Prefill: admit the front of ``waiting`` while fewer than max_num_seqs
-        run and its blocks are free; the first that does not fit stops admission.
-        Decode: in admission order, each running request gets the slot for its
-        last token; when that needs a block and none is free, the most recently
-        admitted request not yet served this step is preempted (all its blocks
-        freed, back to the front of waiting) — or the request itself, if it is
-        the last. Returns a SchedulerOutput; its requests are in admission order.
-        """
-        admitted, preempted = [], []
-        while self.waiting and len(self.running) < self.max_num_seqs:
-            request = self.waiting[0]
-            if not self.kv.can_allocate(request):
-                break  # first come, first served: nobody overtakes the front
-            self.waiting.popleft()
-            self.kv.allocate(request)  # sets num_computed_tokens to the prefix-cache hit
-            request.status = RUNNING
-            self.running.append(request)
-            admitted.append(request)
-        if admitted:
-            return SchedulerOutput("prefill", admitted, preempted)
-
-        queue, scheduled = deque(self.running), []
-        while queue:
-            request = queue.popleft()
-            while not self.kv.can_append(request):
-                victim = queue.pop() if queue else request  # the most recently admitted
-                self.kv.free(victim)  # recompute later: its blocks go, its tokens stay
-                victim.status, victim.num_computed_tokens = WAITING, 0
-                victim.num_preemptions += 1
-                self.waiting.appendleft(victim)
-                preempted.append(victim)
-                if victim is request:
-                    break
-            else:
-                self.kv.append_slot(request)
-                scheduled.append(request)
-        self.running = scheduled
-        self.num_preemptions += len(preempted)
-        return SchedulerOutput("decode", scheduled, preempted)
+        """One step's plan, made by ``schedule_fn`` (the module's :func:`schedule` unless given)."""
+        return self.schedule_fn(self)
 
     def update(self, requests, tokens) -> list:
         """Record one sampled token per request run this step; finish and free the done ones.
@@ -227,3 +191,63 @@ class Scheduler:
                 self.finished.append(request)
                 done.append(request)
         return done
+
+
+def schedule(scheduler: Scheduler) -> SchedulerOutput:
+    """Admit waiting requests (a prefill step) or else give each running one a slot (a decode step).
+
+    Prefill: admit the front of ``waiting`` while fewer than max_num_seqs
+    run and its blocks are free; the first that does not fit stops admission
+    (first come, first served). Decode: in admission order, each running
+    request gets the slot for its last token; when that needs a block and
+    none is free, the most recently admitted request not yet served this step
+    is preempted (all its blocks freed, back to the *front* of waiting, its
+    generated tokens kept) — or the request itself, if it is the last.
+    Source: nano-vLLM's ``Scheduler.schedule`` (prefill first, then decode,
+    preempting ``running.pop()``, the newest); vLLM v1 preempts the newest too.
+
+    Args:
+        scheduler: a :class:`Scheduler`; its waiting, running, kv and
+            num_preemptions are updated in place.
+
+    Returns a SchedulerOutput; its requests are in admission order. Raises
+    OutOfBlocksError only if the KV cache manager's can_* and its allocations disagree.
+
+    >>> from labs.kv_cache_manager import KVCacheManager
+    >>> s = Scheduler(KVCacheManager(num_blocks=4, block_size=2), max_num_seqs=3)
+    >>> for i, rid in enumerate("abc"):  # 3 tokens each: 2 blocks of 2 slots, no prefix in common
+    ...     s.add(Request(rid, [3 * i, 3 * i + 1, 3 * i + 2], max_new_tokens=2))
+    >>> out = schedule(s); [r.request_id for r in out.requests], [r.request_id for r in s.waiting]
+    (['a', 'b'], ['c'])
+    """
+    admitted, preempted = [], []
+    while scheduler.waiting and len(scheduler.running) < scheduler.max_num_seqs:
+        request = scheduler.waiting[0]
+        if not scheduler.kv.can_allocate(request):
+            break  # first come, first served: nobody overtakes the front
+        scheduler.waiting.popleft()
+        scheduler.kv.allocate(request)  # sets num_computed_tokens to the prefix-cache hit
+        request.status = RUNNING
+        scheduler.running.append(request)
+        admitted.append(request)
+    if admitted:
+        return SchedulerOutput("prefill", admitted, preempted)
+
+    queue, scheduled = deque(scheduler.running), []
+    while queue:
+        request = queue.popleft()
+        while not scheduler.kv.can_append(request):
+            victim = queue.pop() if queue else request  # the most recently admitted
+            scheduler.kv.free(victim)  # recompute later: its blocks go, its tokens stay
+            victim.status, victim.num_computed_tokens = WAITING, 0
+            victim.num_preemptions += 1
+            scheduler.waiting.appendleft(victim)
+            preempted.append(victim)
+            if victim is request:
+                break
+        else:
+            scheduler.kv.append_slot(request)
+            scheduled.append(request)
+    scheduler.running = scheduled
+    scheduler.num_preemptions += len(preempted)
+    return SchedulerOutput("decode", scheduled, preempted)
