@@ -117,3 +117,36 @@ class BlockPoolDiagram:
 
     def _repr_html_(self) -> str:
         return f'<div class="block-pool-picture">{self._repr_svg_()}</div>'
+
+
+class ServingReport:
+    """A live engine's picture: one line of figures, each request's text so far, and the block pool.
+
+    Args:
+        rows: (num_requests,) tuples (request_id, prompt, generated, status), text;
+            status is "waiting", "running" or "finished".
+        figures: one line of running figures (tokens per second, blocks in use, ...).
+        views: the engine's ``block_pool_view()``, drawn by :class:`BlockPoolDiagram`.
+
+    Rendered as HTML: the figures, a <pre> with one line per request (the
+    generated text in the request's colour in the pool), and the pool's SVG. All text is escaped.
+
+    >>> from labs.engine import BlockView
+    >>> r = ServingReport([(0, "a<b", "cd", "running")], "step 1", [BlockView(0, (0,), False)])
+    >>> html = r._repr_html_(); "a&lt;b" in html, "<svg" in html, "step 1" in html
+    (True, True, True)
+    """
+
+    def __init__(self, rows, figures: str, views):
+        self.rows = [(rid, str(prompt), str(generated), str(status)) for rid, prompt, generated, status in rows]
+        self.figures = str(figures)
+        self.pool = BlockPoolDiagram(views, title="KV block pool")
+
+    def _repr_html_(self) -> str:
+        lines = []
+        for rid, prompt, generated, status in self.rows:
+            colour = self.pool.colours.get(rid)
+            style = f' style="border-bottom:3px solid {colour}"' if colour else ""
+            lines.append(f"{escape(str(rid))[:14]:>3} {status:8} {escape(prompt)}<b{style}>{escape(generated)}</b>")
+        return (f'<div class="serving-report"><p>{escape(self.figures)}</p>'
+                f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_svg_()}</div>')
