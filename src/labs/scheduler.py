@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-WAITING, RUNNING, FINISHED = "waiting", "running", "finished"
+WAITING = "waiting"  # a Request's status
+RUNNING = "running"
+FINISHED = "finished"
 
 
 class InvalidRequestError(ValueError):
