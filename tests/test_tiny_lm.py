@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -147,3 +152,90 @@ def test_cross_entropy_of_a_uniform_model_is_log_vocab():
             for row in w:
                 row[:] = [0.0] * len(row)
     assert cross_entropy(m, [0, 1, 2, 3]) == pytest.approx(math.log(SMALL.vocab_size), abs=1e-12)
+
+
+# --- the shipped weights (src/labs/data/tiny_lm.bin, trained by tools/train_tiny_lm.py) ----------
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tools" / "corpus" / "guide.txt"
+PROMPT = "A run's first output replaces "  # from the held-out split (the runtime page)
+
+
+@pytest.fixture(scope="module")
+def shipped() -> TinyLM:
+    return TinyLM.load()
+
+
+@pytest.fixture(scope="module")
+def corpus() -> str:
+    return CORPUS.read_text("utf-8")
+
+
+def test_shipped_weights_were_trained_on_the_frozen_corpus(shipped, corpus):
+    meta = shipped.meta
+    assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == meta["corpus_sha256"]
+    assert meta["held_out_start"] == len(corpus) - int(len(corpus) * 0.10)  # the last 10 % of characters
+    assert shipped.tokenizer.vocab == "".join(sorted(set(corpus)))
+    assert shipped.n_params == meta["n_params"]
+    assert (ROOT / "src" / "labs" / "data" / "tiny_lm.bin").stat().st_size == 2 * shipped.n_params  # float16
+
+
+def test_shipped_weights_give_the_recorded_held_out_loss(shipped, corpus):
+    # The training script computed this loss in torch (float64, the float16 weights); here pure Python.
+    meta = shipped.meta
+    held = corpus[meta["held_out_start"]:]
+    ids = shipped.tokenizer.encode(held[meta["held_out_slice"]["start"]:][:meta["held_out_slice"]["chars"]])
+    assert cross_entropy(shipped, ids) == pytest.approx(meta["held_out_slice"]["loss"], abs=1e-6)
+    assert meta["held_out_loss"] < math.log(shipped.config.vocab_size) / 2  # far better than uniform guessing
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]+", text)
+
+
+def test_greedy_continuation_is_made_of_the_guide_s_words(shipped, corpus):
+    # A prompt from the held-out split (never trained on). Fair measure: of the generated words that
+    # are complete (the last one may be cut off), how many are words the corpus uses (random characters
+    # would almost never form one), and how many different ones: greedy decoding loops (Holtzman et al.
+    # 2020, "The Curious Case of Neural Text Degeneration"); the shipped model settles into "the same
+    # token the same ...", a model after 300 steps into "the the the".
+    known = set(_words(corpus))
+    held = corpus[shipped.meta["held_out_start"]:]
+    prompt = PROMPT
+    assert prompt in held
+    out = shipped.tokenizer.decode(dense_generate(shipped, shipped.tokenizer.encode(prompt), max_new_tokens=60))
+    words = _words(out)[:-1]
+    assert len(words) >= 8, out
+    in_corpus = sum(w in known for w in words)
+    assert in_corpus >= 0.8 * len(words), (out, [w for w in words if w not in known])
+    assert len(set(words)) >= 4, out
+
+
+
+def test_decode_attention_needs_keys():
+    with pytest.raises(ShapeMismatch, match="0 keys and 0 values"):
+        decode_attention([1.0, 0.0], [], [])
+    with pytest.raises(ShapeMismatch, match="2 keys and 1 values"):
+        decode_attention([1.0, 0.0], [[0.0, 0.0]] * 2, [[0.0, 0.0]])
+
+
+def test_importing_the_model_reads_no_weights_and_imports_no_file_machinery():
+    # Every lab page imports every labs module while Python starts: only TinyLM.load may pay for
+    # json and the weight file (importlib.resources pulled in tempfile, shutil, lzma, bz2, urllib).
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import labs.tiny_lm\n"
+            "print(sorted(m for m in ('json', 'tempfile', 'shutil', 'pathlib', 'importlib.resources', 'lzma')"
+            " if m in sys.modules), len(labs.tiny_lm._LOADED))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(ROOT / "src")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[0] == "[] 0"
+
+
+def test_load_from_a_path_and_a_truncated_file(shipped, tmp_path):
+    data = ROOT / "src" / "labs" / "data"
+    for name in ("tiny_lm.bin", "tiny_lm.json"):
+        (tmp_path / name).write_bytes((data / name).read_bytes())
+    copy = TinyLM.load(tmp_path / "tiny_lm.bin")
+    assert copy is not shipped and copy is TinyLM.load(str(tmp_path / "tiny_lm.bin"))  # cached by path
+    assert copy.params["ln_f.bias"] == shipped.params["ln_f.bias"]
+    with pytest.raises(ShapeMismatch, match=f"has 10 bytes; expected {2 * shipped.n_params}"):
+        TinyLM.from_bytes(b"\0" * 10, shipped.meta)

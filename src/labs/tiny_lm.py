@@ -24,14 +24,12 @@ read once and cached.
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import random as _random
 import struct
 from dataclasses import dataclass
-from importlib import resources
 from operator import mul
-from pathlib import Path
 
 from labs.attention import softmax
 
@@ -295,20 +293,23 @@ class TinyLM:
         Raises:
             ShapeMismatch: the file does not hold exactly the weights the JSON's config needs.
 
-        >>> model = TinyLM.load()  # doctest: +SKIP
-        >>> model is TinyLM.load(), model.config.n_layer  # doctest: +SKIP
+        >>> model = TinyLM.load()
+        >>> model is TinyLM.load(), model.config.n_layer
         (True, 2)
         """
-        key = str(path) if path is not None else ""
-        if key not in _LOADED:
-            if path is None:
-                data = resources.files("labs") / "data"
-                raw, meta = (data / "tiny_lm.bin").read_bytes(), json.loads((data / "tiny_lm.json").read_text("utf-8"))
-            else:
-                path = Path(path)
-                raw, meta = path.read_bytes(), json.loads(path.with_suffix(".json").read_text("utf-8"))
-            _LOADED[key] = cls.from_bytes(raw, meta)
-        return _LOADED[key]
+        # json is imported here, not at the top: every lab page imports every labs module while
+        # Python starts, and only this lab reads weights. The wheel is unpacked (in Pyodide too),
+        # so the data is a plain file beside this module.
+        import json
+
+        path = os.fspath(path) if path is not None else os.path.join(os.path.dirname(__file__), "data", "tiny_lm.bin")
+        if path not in _LOADED:
+            with open(path, "rb") as f:
+                raw = f.read()
+            with open(os.path.splitext(path)[0] + ".json", encoding="utf-8") as f:
+                meta = json.load(f)
+            _LOADED[path] = cls.from_bytes(raw, meta)
+        return _LOADED[path]
 
     @classmethod
     def from_bytes(cls, raw: bytes, meta: dict) -> TinyLM:
@@ -426,15 +427,18 @@ def decode_attention(q, keys, values) -> list[float]:
     Returns:
         (head_dim,).
 
+    Raises:
+        ShapeMismatch: no keys, or not as many values as keys.
+
     >>> decode_attention([1.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]])
     [2.0, 3.0]
     """
+    if not keys or len(keys) != len(values):
+        raise ShapeMismatch(f"{len(keys)} keys and {len(values)} values; expected the same number, at least 1")
     scale = 1.0 / math.sqrt(len(q))
-    p = softmax([sum(map(mul, q, k)) * scale for k in keys])  # labs.attention.softmax: max-subtracted
-    out = [0.0] * len(q)
-    for pj, v in zip(p, values):
-        out = [o + pj * vi for o, vi in zip(out, v)]
-    return out
+    p = softmax([sum(map(mul, q, k)) * scale for k in keys])  # (n_ctx,), labs.attention.softmax: max-subtracted
+    # One column of V per output: 3x faster in CPython than accumulating row by row, same sums in the same order.
+    return [sum(map(mul, p, column)) for column in zip(*values)]
 
 
 def _forward_token(model: TinyLM, token: int, position: int, k_cache, v_cache) -> list[float]:
