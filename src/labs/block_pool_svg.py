@@ -78,7 +78,7 @@ class BlockPoolDiagram:
     def _repr_svg_(self) -> str:
         n, cols, step = len(self.views), min(self.columns, len(self.views)), self.CELL + self.GAP
         rows = -(-n // cols)
-        legend = list(self.colours.items())
+        legend = list(self.colours.items())  # every request coloured, holding blocks or not
         width = max(self.LEFT * 2 + cols * step, 300)
         legend_top = self.TOP + rows * step + 8
         height = legend_top + 20 * (1 + (len(legend) + 3) // 4) + 4
@@ -120,33 +120,48 @@ class BlockPoolDiagram:
 
 
 class ServingReport:
-    """A live engine's picture: one line of figures, each request's text so far, and the block pool.
+    """A live engine's picture: its running figures, each request's text so far, and the block pool.
 
     Args:
-        rows: (num_requests,) tuples (request_id, prompt, generated, status), text;
-            status is "waiting", "running" or "finished".
-        figures: one line of running figures (tokens per second, blocks in use, ...).
-        views: the engine's ``block_pool_view()``, drawn by :class:`BlockPoolDiagram`.
+        engine: a ``labs.engine.LLMEngine`` whose model has a tokenizer.
+        seconds: wall-clock seconds since serving started (for tokens per second), >= 0.
 
-    Rendered as HTML: the figures, a <pre> with one line per request (the
-    generated text in the request's colour in the pool), and the pool's SVG. All text is escaped.
+    Rendered as HTML: one line of figures (tokens per second, blocks in use,
+    prefix hit rate, preemptions), a <pre> with one line per request (its
+    generated text underlined in the request's colour in the pool), and the
+    pool's SVG (:class:`BlockPoolDiagram`). All text is escaped.
 
-    >>> from labs.engine import BlockView
-    >>> r = ServingReport([(0, "a<b", "cd", "running")], "step 1", [BlockView(0, (0,), False)])
-    >>> html = r._repr_html_(); "a&lt;b" in html, "<svg" in html, "step 1" in html
-    (True, True, True)
+    >>> from labs.engine import LLMEngine
+    >>> from labs.tiny_lm import ModelConfig, TinyLM
+    >>> engine = LLMEngine(TinyLM.random(ModelConfig(8, 8, 1, 2, 16)), num_blocks=4, block_size=2)
+    >>> rid = engine.add_request([1, 2, 3], max_new_tokens=2)
+    >>> _ = engine.step()
+    >>> r = ServingReport(engine, seconds=0.5)
+    >>> r.summary()
+    '1 tokens in 1 steps, 0.50 s (2 tokens/s); blocks in use 2 of 4; prefix hit rate 0%; preemptions 0'
+    >>> "<svg" in r._repr_html_()
+    True
     """
 
-    def __init__(self, rows, figures: str, views):
-        self.rows = [(rid, str(prompt), str(generated), str(status)) for rid, prompt, generated, status in rows]
-        self.figures = str(figures)
-        self.pool = BlockPoolDiagram(views, title="KV block pool")
+    def __init__(self, engine, seconds: float):
+        self.engine, self.seconds = engine, max(float(seconds), 0.0)
+        self.pool = BlockPoolDiagram(engine.block_pool_view(), title="KV block pool")
+        self.pool.colours = {rid: PALETTE[i % len(PALETTE)] for i, rid in enumerate(engine.requests)}  # stable
+
+    def summary(self) -> str:
+        """The running figures, one line."""
+        s, kv = self.engine.stats, self.engine.kv
+        rate = s.tokens_generated / self.seconds if self.seconds > 0 else 0.0
+        return (f"{s.tokens_generated} tokens in {s.steps} steps, {self.seconds:.2f} s ({rate:.0f} tokens/s); "
+                f"blocks in use {s.blocks_in_use} of {kv.num_blocks}; prefix hit rate {s.prefix_hit_rate:.0%}; "
+                f"preemptions {s.preemptions}")
 
     def _repr_html_(self) -> str:
+        decode = self.engine.model.tokenizer.decode
         lines = []
-        for rid, prompt, generated, status in self.rows:
-            colour = self.pool.colours.get(rid)
-            style = f' style="border-bottom:3px solid {colour}"' if colour else ""
-            lines.append(f"{escape(str(rid))[:14]:>3} {status:8} {escape(prompt)}<b{style}>{escape(generated)}</b>")
-        return (f'<div class="serving-report"><p>{escape(self.figures)}</p>'
+        for rid, request in self.engine.requests.items():
+            style = f' style="border-bottom:3px solid {self.pool.colours[rid]}"'
+            lines.append(f"{escape(str(rid))[:14]:>3} {request.status:8} {escape(decode(request.prompt_ids))}"
+                         f"<b{style}>{escape(decode(request.output_ids))}</b>")
+        return (f'<div class="serving-report"><p>{escape(self.summary())}</p>'
                 f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_svg_()}</div>')
