@@ -265,3 +265,20 @@ def test_with_equal_sample_lengths_the_saving_is_the_prompt_share_times_k_minus_
     sim = bs.simulate_sharing("parallel", [(32, 1)], width=3, block_size=16, engine="v1")
     assert (sim.block_steps_shared, sim.block_steps_unshared, sim.block_steps_prompt) == (5, 9, 6)
     assert sim.saving == pytest.approx(sim.prompt_share * 2 / 3)
+
+
+def test_match_prefix_looks_up_without_changing_anything_and_stops_at_max_hit_tokens():
+    m = bs.CachingBlockManager(6, 2)
+    m.add_sequence("a", [1, 2, 3, 4, 5])
+    before = (dict(m.cached), m.allocator.free_queue, dict(m.tables))
+    plan = m.match_prefix([1, 2, 3, 4, 9])
+    assert [block for _, block in plan] == [0, 1, None] and plan[2][0] is None  # the partial block has no key
+    assert (dict(m.cached), m.allocator.free_queue, dict(m.tables)) == before
+    assert [block for _, block in m.match_prefix([1, 2, 3, 4], max_hit_tokens=3)] == [0, None]
+    assert m.blocks_needed([1, 2, 3, 4], max_hit_tokens=3) == 1  # block 0 is in use: sharing it takes nothing
+    m.add_sequence("b", [1, 2, 3, 4], max_hit_tokens=3)
+    assert m.tables["b"] == [0, 3] and m.num_hit_blocks["b"] == 1
+    assert m.cached[plan[1][0]] == 1  # the duplicate keeps the first block under the key (vLLM v1)
+    m.free_sequence("a")
+    assert m.blocks_needed([1, 2, 3, 4, 5]) == 2  # block 1 waits in the free queue: waking it takes an entry
+    assert "a" not in m.num_hit_blocks

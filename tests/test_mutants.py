@@ -282,6 +282,38 @@ MUTANTS = [
      [("for b in reversed(table) if", "for b in table if")],
      ["Least recently used evicted first"],
      "vllm/v1/core/single_type_kv_cache_manager.py free: reversed(req_blocks), tail blocks freed first"),
+    # Lab 4, exercise 1: the scheduler's step.
+    ("serving.md", "preempting the oldest running request instead of the newest",
+     [("victim = queue.pop() if queue else request", "victim = queue.popleft() if queue else request")],
+     ["Newest preempted first"], "vLLM v1 scheduler.py: preempted_req = self.running.pop(); nano-vLLM: running.pop()"),
+    ("serving.md", "admitting past the block budget (no can_allocate)",
+     [("        if not kv.can_allocate(request):\n            break  # first come, first served: nobody overtakes the front\n", "")],
+     ["Block budget"], "nano-vLLM Scheduler.schedule: admission stops when not block_manager.can_allocate(seq)"),
+    ("serving.md", "admitting past max_num_seqs",
+     [("while scheduler.waiting and len(scheduler.running) < scheduler.max_num_seqs:", "while scheduler.waiting:")],
+     ["Batch size limit"], "vLLM and nano-vLLM: max_num_seqs bounds the running batch"),
+    ("serving.md", "a preempted request loses the tokens it generated",
+     [("            victim.num_preemptions += 1\n", "            victim.num_preemptions += 1\n            victim.output_ids.clear()\n")],
+     ["Preempted request keeps its tokens"], "Kwon et al. 2023, section 4.5: recompute the generated tokens with the prompt"),
+    ("serving.md", "a preempted request queued at the back of waiting",
+     [("scheduler.waiting.appendleft(victim)", "scheduler.waiting.append(victim)")],
+     ["Preempted request waits at the front"], "vLLM v1 scheduler.py: self.waiting.prepend_request(preempted_req)"),
+    # Lab 4, exercise 2: attention split by block and merged.
+    ("serving.md", "O not rescaled by the merge's factor",
+     [("o = [a * alpha + b * beta for a, b in zip(o, o_j)]", "o = [a + b * beta for a, b in zip(o, o_j)]")],
+     ["Merge across blocks"], "vLLM paged_attention_v2_reduce_kernel: each partition's output rescaled by exp(m_i - m)"),
+    ("serving.md", "l not rescaled by the merge's factor",
+     [("l = l * alpha + l_j * beta", "l = l + l_j * beta")],
+     ["Merge across blocks"], "Milakov & Gimelshein 2018: d_j = d_{j-1} e^{m_{j-1} - m_j} + ..."),
+    ("serving.md", "the running max never updated",
+     [("        m = m_new\n", "")],
+     ["Merge across blocks"], "flash-attention and flashinfer issues: a stale running max"),
+    ("serving.md", "the last, partly filled block read past num_tokens",
+     [("n = min(B, num_tokens - j * B)", "n = B")],
+     ["Partly filled last block"], "vLLM issues on block tables read past their end"),
+    ("serving.md", "the scale forgotten",
+     [("scores = [scale * sum(a * b for a, b in zip(q, k)) for k in keys]", "scores = [sum(a * b for a, b in zip(q, k)) for k in keys]")],
+     ["Scale"], "Vaswani et al. 2017: softmax(QK^T / sqrt(d_k)); vLLM passes scale to paged_attention"),
 ]
 
 
@@ -316,7 +348,7 @@ def failing_checks(page: str, code: str, up_to: set[str] | None = None) -> list[
     return [r.check.name for r in results if not r.check.setup and r.status != "passed"]
 
 
-@pytest.mark.parametrize("page", ["micrograd.md", "online_softmax.md", "paged_attention.md"])
+@pytest.mark.parametrize("page", ["micrograd.md", "online_softmax.md", "paged_attention.md", "serving.md"])
 def test_the_reference_solutions_pass_every_check(page):
     assert failing_checks(page, solution(page)) == []
 

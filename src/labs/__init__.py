@@ -11,6 +11,10 @@ Modules:
   2018) and tiled FlashAttention forward pass (Dao et al., 2022).
 - :mod:`labs.paged_attention` -- PagedAttention block tables and a paged
   KV cache (Kwon et al., SOSP 2023).
+- Lab 4, a serving engine in the shape of vLLM v1 and nano-vLLM: :mod:`labs.scheduler`,
+  :mod:`labs.kv_cache_manager`, :mod:`labs.model_runner`, :mod:`labs.engine`, and
+  :mod:`labs.serving_sim` (the paper's setting as a cost model), and :mod:`labs.block_pool_svg`
+  (the block pool, drawn).
 """
 
 __version__ = "0.1.0"

@@ -151,6 +151,7 @@ class CachingBlockManager:
         self._prefix_of: dict[int, tuple] = {}  # cached block -> the tokens up to its end, to verify a hit
         self._keys: dict = {}  # seq_id -> keys of its leading full blocks, to chain the next one
         self._salt: dict = {}  # seq_id -> its cache_salt (None: none)
+        self.num_hit_blocks: dict = {}  # seq_id -> leading prompt blocks that were prefix-cache hits
         self.pool: list = [None] * (num_blocks * block_size)  # (num_blocks * B,)
 
     @property
@@ -215,43 +216,78 @@ class CachingBlockManager:
         # chains from it, so one salt isolates the whole prefix.
         return (cache_salt,) if start == 0 and cache_salt is not None else None
 
-    def add_sequence(self, seq_id, prompt, cache_salt=None) -> list[int]:
-        """Map a prompt's blocks; return the new block table, (ceil(len(prompt) / B),) physical ids.
+    def match_prefix(self, prompt, cache_salt=None, max_hit_tokens=None) -> list[tuple]:
+        """Look a prompt's blocks up in the prefix cache, changing nothing: one ``(key, block)`` per block.
 
-        Each full block is looked up in the prefix cache by
-        ``block_hash(parent, tokens, extra_keys)``, up to the first miss, as
-        vLLM's ``find_longest_cache_hit`` does: a hit shares the cached block
-        (reference count + 1; a hit on a free cached block takes it out of the
-        free queue), a miss allocates one and registers it. A hit whose block
-        holds other tokens (a hash collision) counts as a miss and is not
-        registered. A partly filled last block is never cached (the sequence
-        will write into it). ``cache_salt`` (any hashable, e.g. a tenant's
-        secret) enters the first block's key: prompts with different salts
-        share nothing. Raises ValueError for an existing id, TypeError for a
-        non-int token, OutOfBlocksError (nothing changed) when the pool is short.
+        Args:
+            prompt: (num_tokens,) token ids.
+            cache_salt: as for :meth:`add_sequence`.
+            max_hit_tokens: hit at most this many leading tokens (None: all).
+                vLLM v1 passes ``num_tokens - 1``: a prompt cached to its last
+                token still computes that token, for its logits.
+
+        Returns (ceil(num_tokens / B),) pairs: ``key`` is the block's prefix-cache
+        key (None for a partly filled block), ``block`` the cached physical block that holds it, or None
+        for a miss. Hits come first: the lookup stops at the first miss, as
+        vLLM's ``find_longest_cache_hit`` does. Raises TypeError for a non-int token.
+
+        >>> m = CachingBlockManager(4, block_size=2)
+        >>> _ = m.add_sequence("a", [1, 2, 3])
+        >>> [block for _, block in m.match_prefix([1, 2, 3, 4])], m.match_prefix([1, 2], max_hit_tokens=1)[0][1]
+        ([0, None], None)
         """
-        self._new(seq_id)
         prompt, bs = _tokens("prompt", prompt), self.block_size
-        plan, keys, parent, hitting = [], [], None, True  # (key or None, cached block or None) per block
+        limit = len(prompt) if max_hit_tokens is None else _check_int("max_hit_tokens", max_hit_tokens, 0)
+        plan, parent, hitting = [], None, True  # (key or None, cached block or None) per block
         for start in range(0, len(prompt), bs):
             chunk = prompt[start:start + bs]
             if len(chunk) < bs:  # a partly filled block is never cached
                 plan.append((None, None))
                 continue
             parent = block_hash(parent, chunk, self._extra_keys(start, cache_salt))
-            keys.append(parent)
-            block = self.cached.get(parent) if hitting else None
+            block = self.cached.get(parent) if hitting and start + bs <= limit else None
             # A hit must hold these very tokens after this very prefix. vLLM trusts
             # its hash (collisions are negligible with SHA-256), but Python's hash of
             # small ints collides trivially (hash(-1) == hash(-2)), and a false hit
             # would make a sequence read another's keys and values. So compare the
-            # cached block's whole prefix; on a mismatch, a new block, not registered
-            # (the key stays with the block that holds it).
+            # cached block's whole prefix; on a mismatch, a miss (its key stays with
+            # the block that holds it: _register keeps the first).
             if block is not None and self._prefix_of[block] != prompt[:start + bs]:
-                plan.append((None, None))
-            else:
-                plan.append((parent, block))
-            hitting = block is not None and plan[-1][1] is not None
+                block = None
+            plan.append((parent, block))
+            hitting = block is not None
+        return plan
+
+    def blocks_needed(self, prompt, cache_salt=None, max_hit_tokens=None) -> int:
+        """Free-queue entries :meth:`add_sequence` would take: one per miss, and one per hit on a free cached block.
+
+        >>> m = CachingBlockManager(4, block_size=2)
+        >>> _ = m.add_sequence("a", [1, 2]); _ = m.free_sequence("a")
+        >>> m.blocks_needed([1, 2, 3]), m.blocks_needed([1, 2, 3], max_hit_tokens=2)
+        (2, 2)
+        """
+        plan = self.match_prefix(prompt, cache_salt, max_hit_tokens)
+        return sum(1 for _, block in plan if block is None or self.allocator.ref_count(block) == 0)
+
+    def add_sequence(self, seq_id, prompt, cache_salt=None, max_hit_tokens=None) -> list[int]:
+        """Map a prompt's blocks; return the new block table, (ceil(len(prompt) / B),) physical ids.
+
+        Each full block is looked up in the prefix cache by
+        ``block_hash(parent, tokens, extra_keys)``, up to the first miss, as
+        vLLM's ``find_longest_cache_hit`` does (:meth:`match_prefix`): a hit shares the cached block
+        (reference count + 1; a hit on a free cached block takes it out of the
+        free queue), a miss allocates one and registers it. A hit whose block
+        holds other tokens (a hash collision) counts as a miss and is not
+        registered. A partly filled last block is never cached (the sequence
+        will write into it). ``cache_salt`` (any hashable, e.g. a tenant's
+        secret) enters the first block's key: prompts with different salts
+        share nothing. ``max_hit_tokens`` caps the hit (see :meth:`match_prefix`);
+        ``self.num_hit_blocks[seq_id]`` records the blocks that hit. Raises ValueError for an existing id, TypeError for a
+        non-int token, OutOfBlocksError (nothing changed) when the pool is short.
+        """
+        self._new(seq_id)
+        prompt, bs = _tokens("prompt", prompt), self.block_size
+        plan = self.match_prefix(prompt, cache_salt, max_hit_tokens)
         misses = sum(block is None for _, block in plan)
         woken = sum(1 for _, block in plan if block is not None and self.allocator.ref_count(block) == 0)
         if misses + woken > self.allocator.num_free:  # check first: a failed add leaves nothing behind
@@ -268,7 +304,9 @@ class CachingBlockManager:
                     self._register(block, key, prompt[:len(table) * bs + bs])
             table.append(block)
         self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
-        self._keys[seq_id], self._salt[seq_id] = keys, cache_salt
+        self._keys[seq_id] = [key for key, _ in plan if key is not None]
+        self._salt[seq_id] = cache_salt
+        self.num_hit_blocks[seq_id] = len(plan) - misses
         for slot, token in zip(self.slots(seq_id), prompt):
             self.pool[slot] = token
         return table
@@ -331,6 +369,7 @@ class CachingBlockManager:
         """
         table = self._table(seq_id)
         del self.tables[seq_id], self.lengths[seq_id], self._keys[seq_id], self._salt[seq_id]
+        self.num_hit_blocks.pop(seq_id, None)
         return [b for b in reversed(table) if self.allocator.free(b) == 0]
 
 

@@ -20,7 +20,7 @@ import itertools
 import math
 from html import escape  # xml.sax.saxutils would import urllib.request and email: 70 ms
 
-__all__ = ["LossCurve", "DecisionBoundary", "TrainingReport", "NEG_COLOR", "POS_COLOR"]
+__all__ = ["LossCurve", "DecisionBoundary", "TrainingReport", "LinePlot", "NEG_COLOR", "POS_COLOR"]
 
 NEG_COLOR = "#2C7FB8"  # class -1, and the loss curve
 POS_COLOR = "#D55E00"  # class +1, and the accuracy curve
@@ -321,3 +321,68 @@ class TrainingReport:
                 f'<div style="display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start">'
                 f'<div {cell}>{self.curve._repr_svg_()}</div>'
                 f'<div {cell}>{self.boundary._repr_svg_()}</div></div></div>')
+
+
+class LinePlot:
+    """Line chart of several series over one x axis (e.g. latency against request rate).
+
+    Args:
+        series: list of (label, points) with points a list of (x, y) finite numbers,
+            at least one point per series; drawn in NEG_COLOR solid, POS_COLOR dashed,
+            then grey dotted, in that order.
+        xlabel, ylabel: the axis labels; title: the SVG <title> (escaped).
+        y_max: the top of the y axis (None: 5 % above the largest y); points above are clipped.
+
+    Raises ValueError for an empty series list, a series without points, or a non-finite value.
+
+    >>> svg = LinePlot([("a", [(0, 1.0), (1, 2.0)]), ("b", [(0, 0.5), (1, 0.5)])], "x", "y")._repr_svg_()
+    >>> svg.startswith("<svg"), "a: 2 points" in svg
+    (True, True)
+    """
+
+    W, H, LEFT, RIGHT, TOP, BOTTOM = 440, 290, 60, 16, 40, 246
+    STYLES = ((NEG_COLOR, ""), (POS_COLOR, ' stroke-dasharray="6 3"'), ("#777777", ' stroke-dasharray="2 3"'))
+
+    def __init__(self, series, xlabel, ylabel, title="Line plot", y_max=None):
+        self.series = [(str(label), [(float(x), float(y)) for x, y in points]) for label, points in series]
+        if not self.series or any(not pts for _, pts in self.series):
+            raise ValueError("series: expected at least one (label, points) with at least one (x, y) point each")
+        if not all(math.isfinite(v) for _, pts in self.series for p in pts for v in p):
+            raise ValueError("series: every x and y must be a finite number")
+        self.xlabel, self.ylabel, self.title, self.y_max = str(xlabel), str(ylabel), str(title), y_max
+
+    def description(self):
+        """Plain-text summary (the <desc>): each series' points."""
+        return " ".join(f"{label}: {len(pts)} points, " + ", ".join(f"({x:.4g}, {y:.4g})" for x, y in pts) + "."
+                        for label, pts in self.series)
+
+    def _repr_svg_(self):
+        xs = [x for _, pts in self.series for x, _ in pts]
+        x_lo, x_hi = min(xs), max(xs)
+        if x_hi == x_lo:
+            x_hi = x_lo + 1
+        y_hi = self.y_max if self.y_max else max(max(y for _, pts in self.series for _, y in pts) * 1.05, 1e-12)
+        x0, x1, y0, y1 = self.LEFT, self.W - self.RIGHT, self.TOP, self.BOTTOM
+
+        def sx(x):
+            return x0 + (x1 - x0) * (x - x_lo) / (x_hi - x_lo)
+
+        def sy(y):
+            return y1 - (y1 - y0) * min(max(y, 0.0), y_hi) / y_hi
+        out = _svg_open(self.W, self.H, self.title, self.description(), "line-plot")
+        _axis_ticks(out, x0, y0, x1, y1, _nice_ticks(x_lo, x_hi), _nice_ticks(0.0, y_hi), sx, sy,
+                    self.xlabel, self.ylabel)
+        for i, (label, pts) in enumerate(self.series):
+            colour, dash = self.STYLES[i % len(self.STYLES)]
+            path = " L".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
+            out.append(f'<path d="M{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+            out.extend(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}"/>' for x, y in pts)
+            lx = x0 + 200 * (i % 2)
+            ly = 14 + 14 * (i // 2)
+            out.append(f'<path d="M{lx},{ly - 4} h22" stroke="{colour}" stroke-width="2"{dash}/>'
+                       f'<text x="{lx + 28}" y="{ly}">{escape(label)}</text>')
+        out.append("</svg>")
+        return "\n".join(out)
+
+    def _repr_html_(self):
+        return f'<div class="nn-plot">{self._repr_svg_()}</div>'
