@@ -15,6 +15,7 @@ from the reference solution and from the starter:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import nbformat
 import pytest
 
 from labs.checks import doctest_blocks, run_blocks, standalone
+from pyodide_cells.downloads import checks_labs_modules
 from tests.pages import LAB_NAMES, all_exercises, exercise_code, exercise_count, read_page, reference_solution
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +95,21 @@ def bare_python(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-I", "-S", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+def needs_labs(page: str) -> bool:
+    """Whether the page's checks run the labs package itself (Lab 4's run its engine): its download
+    then needs labs installed, and says so (downloads.checks_labs_modules)."""
+    return bool(checks_labs_modules(doctest_blocks(read_page(f"{page}.md"))))
+
+
+def python_for(page: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Python as the learner who downloaded the page runs it: nothing installed, or only the guide's
+    labs package where the page's checks need it (-S: no site-packages, the package from src)."""
+    if not needs_labs(page):
+        return bare_python(*args, cwd=cwd)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-S", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
 def page_code(page: str, which: str) -> str:
     text = read_page(f"{page}.md")
     return all_exercises(text, solved=which == "reference")
@@ -107,7 +124,12 @@ def test_the_script_runs_its_checks_with_doctest_and_nothing_installed(files, pa
     for which in ("reference", "starter"):
         path = files[page, which, "py"]
         assert "No module named 'labs'" in bare_python("-c", "import labs", cwd=path.parent).stderr
-        proc = bare_python("-m", "doctest", "-v", path.name, cwd=path.parent)
+        if needs_labs(page):  # without the package, the file says what it needs, and fails
+            bare = bare_python(path.name, cwd=path.parent)
+            assert bare.returncode == 1, bare.stdout + bare.stderr
+            assert "ModuleNotFoundError: this lab's checks need the guide's `labs` package" in bare.stderr, bare.stderr
+            assert "pip install -e ." in bare.stderr and "NameError" not in bare.stderr, bare.stderr
+        proc = python_for(page, "-m", "doctest", "-v", path.name, cwd=path.parent)
         expected = failing_checks(page, page_code(page, which))
         # Each failure names its check, with a line of the file.
         failed = set(re.findall(rf'^File "[^"]+{page}\.py", line \d+, in {page}\.__test__\.(.+)$', proc.stdout, re.M))
@@ -148,10 +170,10 @@ def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(
 @pytest.mark.parametrize("page", PAGES)
 def test_running_the_script_runs_the_code_then_counts_checks_as_the_page_does(files, page):
     total = len(check_names(page))
-    ok = bare_python(files[page, "reference", "py"].name, cwd=files[page, "reference", "py"].parent)
+    ok = python_for(page, files[page, "reference", "py"].name, cwd=files[page, "reference", "py"].parent)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.rstrip().splitlines()[-1] == f"{total} / {total} checks passed"
-    bad = bare_python(files[page, "starter", "py"].name, cwd=files[page, "starter", "py"].parent)
+    bad = python_for(page, files[page, "starter", "py"].name, cwd=files[page, "starter", "py"].parent)
     assert bad.returncode == 1
     expected = failing_checks(page, page_code(page, "starter"))
     in_order = [name for name in check_names(page) if name in expected]

@@ -71,6 +71,45 @@ def labs_imports(source: str) -> dict[str, list[str]]:
     return found
 
 
+def checks_labs_modules(blocks: list[str]) -> list[str]:
+    r"""The ``labs`` modules the checks (doctest blocks' ``>>>`` and ``...`` lines) import, sorted.
+
+    A lab whose checks run more of ``labs`` than an exercise imports (Lab 4's
+    run the whole engine) cannot be carried by copies: its download needs the
+    package itself.
+
+    >>> checks_labs_modules([">>> from labs.engine import LLMEngine\n>>> import labs.tiny_lm as lm\n"])
+    ['labs.engine', 'labs.tiny_lm']
+    >>> checks_labs_modules([">>> v = Value(2.0)\n"])
+    []
+    """
+    found: set[str] = set()
+    for block in blocks:
+        source = "\n".join(line.lstrip()[4:] for line in block.splitlines() if line.lstrip().startswith((">>> ", "... ")))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue  # labs.checks reports a check that does not parse; here it imports nothing
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "labs":
+                found.add(node.module or "labs")
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.split(".")[0] == "labs")
+    return sorted(found)
+
+
+# What a download whose checks run the labs package says first, when it is not installed.
+NEEDS_LABS = '''\
+try:
+    import labs  # this lab's checks run the guide's own {modules}: copies would not do
+except ModuleNotFoundError:
+    raise ModuleNotFoundError(
+        "this lab's checks need the guide's `labs` package ({modules}): in a clone of the guide, "
+        "`pip install -e .` installs it, or run this file with PYTHONPATH=<the clone>/src"
+    ) from None
+'''
+
+
 def _as_copy(tree: ast.AST, local: set[str]) -> None:
     """Make a top-level definition fit to copy: every docstring cut before its
     first ``>>>`` (the examples use the rest of ``labs``), and each annotation
@@ -276,19 +315,20 @@ import atexit as _atexit
 _checks_reached = False
 
 
-def _fail_if_the_checks_were_not_reached():
+def _fail_if_the_checks_were_not_reached(file):
     if not _checks_reached:
         import os
         import sys
 
-        print(f"{__file__}: the program ended before the page's checks ran (sys.exit(), exit() or "
-              "raise SystemExit in the code above them?): the checks did not pass", file=sys.stderr)
+        print(f"{file}: the program ended before the page's checks ran (sys.exit(), exit() or "
+              "raise SystemExit in the code above them, or an error?): the checks did not pass", file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1)
 
 
-_atexit.register(_fail_if_the_checks_were_not_reached)
+# The name now: at exit, a module that failed to import has lost its globals.
+_atexit.register(_fail_if_the_checks_were_not_reached, __file__)
 '''
 
 SCRIPT_CHECKS_REACHED = "_checks_reached = True  # the code above ran to its end: the checks below can run\n"
@@ -323,20 +363,26 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
         "names your code takes from the page's other cells are not defined in this file.",
         "",
     ]
+    needs = checks_labs_modules(blocks)
+    needs_text = (f"the guide's `labs` package (the checks run {', '.join(needs)}): in a clone of the guide, "
+                  "`pip install -e .`, or PYTHONPATH=<the clone>/src")
     parts: list[Part] = [
         {"kind": "markdown", "only": "py", "text": "\n".join([
             *about,
             f"- `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}` runs the checks;",
             f"  `python {filename}` runs your code, then the checks.",
-            f"- Nothing to install: Python {MIN_PYTHON} or newer is enough.",
+            f"- Needs Python {MIN_PYTHON} or newer and {needs_text}." if needs
+            else f"- Nothing to install: Python {MIN_PYTHON} or newer is enough.",
         ])},
         {"kind": "markdown", "only": "ipynb", "text": "\n".join([
             *about,
             "Run every cell (**Run All**): the last one runs the checks, and fails if one of them does.",
-            "Nothing to install beyond Jupyter.",
+            f"Needs {needs_text}." if needs else "Nothing to install beyond Jupyter.",
         ])},
     ]
     parts.append({"kind": "code", "only": "py", "text": SCRIPT_GUARD})
+    if needs:
+        parts.append({"kind": "code", "text": NEEDS_LABS.format(modules=", ".join(needs))})
     support = support_cell(sources)
     if support:
         parts.append({"kind": "code", "text": support})
