@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pages import LABS
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
 from conftest import front_matter  # noqa: E402  (docs/conftest.py)
 
@@ -60,7 +62,7 @@ def test_it_runs_in_pyodide(report):
 
 
 def test_every_lab_page_passes_its_checks_in_pyodide(report):
-    assert set(report["pages"]) == {"micrograd.md", "online_softmax.md", "paged_attention.md"}
+    assert set(report["pages"]) == set(LABS)
     for page, results in report["pages"].items():
         assert len(results) >= 10, page
         failing = [f"{r['name']}: expected {r['expected']!r}, got {r['got']!r} {r['reason']}"
