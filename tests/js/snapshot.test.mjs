@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { checkIntegrity, packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+import { checkIntegrity, packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/startup/snapshot.js";
 
 const KIB = 1024;
 
