@@ -12,14 +12,14 @@
 //   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <rest URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
 //
 // Written without its long runs of zeros and based on the memory as
-// instantiated (snapshot.js packSparse), and checked to unpack to the snapshot.
+// instantiated (packed.js packSparse), and checked to unpack to the snapshot.
 // Prints one JSON line: {"bytes": size of the file, "ms": time to make it}.
 
 import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { bootPython, importLabs, pythonFiles } from "./js/startup/boot_python.js";
-import { packSparse, rebase, unpackSparse } from "./js/startup/snapshot.js";
+import { packSparse, rebase, unpackSparse } from "./js/startup/packed.js";
 
 const [pyodideDir, stdlib, sourcesURL, restURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
 if (!out) {

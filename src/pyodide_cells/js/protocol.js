@@ -83,7 +83,7 @@ export const BOOT_STEPS = /* @__PURE__ */ Object.freeze([
  *   siteSnapshot: "auto" | "always" | "never"}} InitMessage
  *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
  *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
- *   enough, snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
+ *   enough, startup/snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
  * @typedef {{type: "run", id: number, code: string}} RunRequest
  *   Run a cell's code in the page's namespace.
  * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest

@@ -15,7 +15,7 @@
 import { fetchBytes } from "./config.js";
 
 /**
- * What the next instantiation of the interpreter does to its memory first (snapshot.js rebase), once.
+ * What the next instantiation of the interpreter does to its memory first (packed.js rebase), once.
  * @type {((memory: WebAssembly.Memory) => void) | null}
  */
 let onInstantiation = null;
@@ -23,7 +23,7 @@ let onInstantiation = null;
 /**
  * Sets (or clears, with null) what the next instantiation of the interpreter does to its
  * memory before Pyodide writes into it: a snapshot based on the memory as instantiated is put
- * back then (snapshot.js rebase), before Pyodide restores it.
+ * back then (packed.js rebase), before Pyodide restores it.
  * @param {((memory: WebAssembly.Memory) => void) | null} hook
  */
 export function beforeRestore(hook) {

@@ -30,7 +30,8 @@ import { bootWorker, fillFileSystem, importLabs } from "./boot_python.js";
 import * as config from "./config.js";
 import { installEarly } from "./early.js";
 import { seeRealGlobals, startAfresh, startInterpreter } from "./interpreter.js";
-import { SnapshotStore, packSparse } from "./snapshot.js";
+import { packSparse } from "./packed.js";
+import { SnapshotStore } from "./snapshot.js";
 import { fetchRestLater } from "./stdlib_rest.js";
 
 /**

@@ -7,7 +7,8 @@
 import * as protocol from "../protocol.js";
 import { ASM_JS_URL, PYODIDE_URL, SITE_SNAPSHOT_SIZE, SITE_SNAPSHOT_SRI, SITE_SNAPSHOT_URL, STDLIB_URL } from "./config.js";
 import { beforeRestore } from "./early.js";
-import { SnapshotStore, checkIntegrity, rebase, siteSnapshotPays, unpackSparse } from "./snapshot.js";
+import { rebase, unpackSparse } from "./packed.js";
+import { SnapshotStore, checkIntegrity, siteSnapshotPays } from "./snapshot.js";
 
 const OWN_DIGEST = Boolean(self.crypto?.subtle);
 
@@ -57,7 +58,7 @@ export const startAfresh = (snapshots) => loadPython({ _makeSnapshot: snapshots.
  * @param {Promise<(() => Uint8Array) | null>} opening  snapshots.open(), started early
  * @param {Promise<protocol.InitMessage>} init
  * @returns {Promise<{pyodide: any, restored: protocol.SnapshotSource, fetched: Uint8Array | null}>}
- *   `fetched`: the site's snapshot as it came (packed: snapshot.js packSparse), for this browser to keep
+ *   `fetched`: the site's snapshot as it came (packed: packed.js packSparse), for this browser to keep
  */
 export async function startInterpreter(snapshots, opening, init) {
   const read = await opening;
@@ -91,7 +92,7 @@ export async function startInterpreter(snapshots, opening, init) {
 }
 
 /**
- * Fetches the site's start-up snapshot (packed, as snapshot.js packSparse writes it) and checks its digest.
+ * Fetches the site's start-up snapshot (packed, as packed.js packSparse writes it) and checks its digest.
  * With `asmJs` (the choice was measured), a response that is not compressed
  * where pyodide.asm.js was is judged again by its whole size, and dropped
  * unread when it would not pay (null: Python starts afresh); and one that has
