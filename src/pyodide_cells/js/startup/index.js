@@ -15,6 +15,9 @@
 //   6. ready              the runner made; the snapshot stored and the rest of the
 //                         standard library fetched once the page has had its answer
 //
+// (The shape of jupyterlite/pyodide-kernel's worker.ts, whose `initialize` awaits
+// initRuntime, initFilesystem, initPackageManager, initKernel and initGlobals in turn.)
+//
 // A plain start (`?plain-start` on the page, protocol.js PLAIN_START) runs the same
 // stages with stock loadPyodide and none of the speed work: no snapshot made or
 // restored, Pyodide's own python_stdlib.zip, no early fetch or compile, no labs
