@@ -39,3 +39,5 @@ def test_the_built_site_carries_headers_and_a_service_worker_and_no_build_files(
     for needed in ("index.html", "micrograd.html", "_static/pyodide/pyodide.asm.wasm", "_static/pyodide_cells/worker.js"):
         assert needed in files
     assert not [f for f in files if f.endswith(".map") or f.startswith("_sources/") or "/." in f or f.startswith(".")]
+    # boot.js is inlined into the pages that use it: no page loads the file.
+    assert (site_dir / "_static/pyodide_cells/boot.js").is_file() and "_static/pyodide_cells/boot.js" not in files

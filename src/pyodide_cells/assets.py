@@ -47,8 +47,7 @@ PYODIDE_VERSION = "0.26.2"
 WORKER_SOURCES = (
     HERE / "js" / "worker.js",
     HERE / "js" / "protocol.js",
-    HERE / "js" / "snapshot.js",
-    HERE / "js" / "boot_python.js",
+    *sorted((HERE / "js" / "startup").glob("*.js")),
     HERE / "make_snapshot.mjs",
     HERE / "limits.json",
     HERE / "python" / "worker_boot.py",
@@ -126,13 +125,15 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
     # LaTeX output, loaded by URL when the first arrives) are bundled on their own: a chunk they
     # shared with cells.js (esbuild's helpers for CommonJS) would be one more request before the
     # page script runs.
-    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("richtext.js", "esm"), ("worker.js", "iife")):
+    # boot.js is inlined into each page's <head> (pages.py): bundled with the protocol it
+    # imports, as a classic script, and with no source map (an inline script has no URL of its own).
+    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("richtext.js", "esm"), ("worker.js", "iife"), ("boot.js", "iife")):
         cmd = [
             str(esbuild),
             str(js / entry),
             "--bundle",
             "--minify",
-            "--sourcemap",
+            *([] if entry == "boot.js" else ["--sourcemap"]),
             f"--format={fmt}",
             # ES2022: class fields as written (every browser that runs Pyodide 0.26 has them), so
             # esbuild adds no helper that the chunks would share with the page script.
@@ -206,9 +207,10 @@ def on_builder_inited(app: Sphinx) -> None:
         site_snapshot = make_snapshot(node_modules / "pyodide", static, wheel, bytecode, key)
     bundle_js(node_modules, ours, snapshot=key, wheel=wheel, bytecode=bytecode, site_snapshot=site_snapshot)
     app.pyodide_cells_worker = versioned(static, "pyodide_cells/worker.js")
+    app.pyodide_cells_boot_js = (ours / "boot.js").read_text()  # inlined into each page with cells (pages.py)
     # What pages name by version (or inline: boot.js): a change writes them all again.
     app.pyodide_cells_bundle = snapshot_key(
-        [ours / "cells.js", ours / "worker.js", ours / "cells.css", ours / "nav.js", static / "site.css", HERE / "js" / "boot.js"]
+        [ours / "cells.js", ours / "worker.js", ours / "cells.css", ours / "nav.js", static / "site.css", ours / "boot.js"]
     )
 
 
@@ -241,7 +243,7 @@ def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], remov
 # What precompile_bytecode.mjs runs: the worker's boot, with the Python it boots.
 PRECOMPILE_INPUTS = (
     HERE / "precompile_bytecode.mjs",
-    HERE / "js" / "boot_python.js",
+    HERE / "js" / "startup" / "boot_python.js",
     HERE / "python" / "worker_boot.py",
     HERE / "python" / "runner.py",
     HERE / "python" / "ipython" / "__init__.py",
@@ -355,7 +357,7 @@ class SiteSnapshot(NamedTuple):
 
     name: str  #: in ``_static/pyodide_cells/``
     bytes: int  #: its size
-    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (snapshot.js checkIntegrity)
+    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (startup/snapshot.js checkIntegrity)
 
 
 def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> SiteSnapshot:

@@ -5,21 +5,21 @@
 //
 // It boots the very pyodide.asm.wasm/js the site serves (Pyodide 0.26 does not
 // check that a snapshot and the interpreter match), with the same standard
-// library zip, through the worker's own boot code (js/boot_python.js). Nothing
+// library zip, through the worker's own boot code (js/startup/boot_python.js). Nothing
 // Node-only may be held by Python when the snapshot is taken: it holds only
 // paths into globalThis, resolved again in the browser's worker.
 //
 //   node make_snapshot.mjs <pyodide dir> <stdlib zip> <sources URL> <rest URL> <labs wheel or ""> <labs bytecode or ""> <python dir> <out>
 //
 // Written without its long runs of zeros and based on the memory as
-// instantiated (snapshot.js packSparse), and checked to unpack to the snapshot.
+// instantiated (packed.js packSparse), and checked to unpack to the snapshot.
 // Prints one JSON line: {"bytes": size of the file, "ms": time to make it}.
 
 import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
-import { bootPython, importLabs, pythonFiles } from "./js/boot_python.js";
-import { packSparse, rebase, unpackSparse } from "./js/snapshot.js";
+import { bootPython, importLabs, pythonFiles } from "./js/startup/boot_python.js";
+import { packSparse, rebase, unpackSparse } from "./js/startup/packed.js";
 
 const [pyodideDir, stdlib, sourcesURL, restURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
 if (!out) {

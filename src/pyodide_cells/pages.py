@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -14,9 +13,6 @@ from sphinx.errors import ExtensionError
 from .check_cells import cells_the_checks_need
 from .downloads import download_parts
 from .hints import page_hints
-
-
-BOOT_JS = (Path(__file__).parent / "js" / "boot.js").read_text()
 
 
 def has_code_cells(doctree: nodes.document | None) -> bool:
@@ -89,7 +85,8 @@ def on_html_page_context(
     # The config and the boot script go into <head>, right after the meta tags
     # (the themes put page scripts at the end of <body>): the worker's request
     # leaves before the page's stylesheets and scripts queue up for connections.
-    boot = f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};\n{BOOT_JS}"
+    # boot.js as assets.py bundled it (with the protocol it imports), for this build.
+    boot = f"window.PYODIDE_CELLS_CONFIG = {json.dumps(config)};\n{app.pyodide_cells_boot_js}"
     context["metatags"] = context.get("metatags", "") + f"\n<script>{boot}</script>\n"
     # Added from html-page-context, these reach this page only (Sphinx >= 3.5).
     app.add_css_file("pyodide_cells/cells.css")

@@ -41,7 +41,9 @@ def offline_files(outdir: Path) -> list[str]:
         if any(part.startswith(".") or part == "_sources" for part in parts):
             continue
         if parts[:2] == ["_static", "pyodide"] and parts[-1] == "python_stdlib.zip":
-            continue  # Pyodide's own; the worker loads the precompiled python_stdlib-<key>.zip
+            continue  # Pyodide's own (?plain-start's); the worker loads the precompiled python_stdlib-<key>.zip
+        if rel == "_static/pyodide_cells/boot.js":
+            continue  # inlined into each page with cells (pages.py); built for that and for the tests
         files.append(rel)
     return sorted(files)
 

@@ -1,7 +1,7 @@
 """The worker's side of the protocol (src/pyodide_cells/js/protocol.js), driven with scripted messages.
 
 The built worker is started on a page with no cells (nothing else talks to it),
-handed a MessagePort as boot.js does, and sent requests; the test reads
+by the site's boot.js, and sent requests; the test reads
 exactly what comes back on the port.
 """
 
@@ -13,15 +13,13 @@ from tests.browser.helpers import TIMEOUT
 
 pytestmark = pytest.mark.browser
 
-# Start the site's worker as boot.js does; keep every reply, and what arrives on the Worker itself.
+# Start the site's worker with boot.js as the site built it (the one place a worker, its init message
+# and Stop's buffer are made: protocol.js); keep every reply, and what arrives on the Worker itself.
 START = """async () => {
-  const worker = new Worker(new URL('_static/pyodide_cells/worker.js', location.href));
-  const channel = new MessageChannel();
-  const interrupt = new Uint8Array(new SharedArrayBuffer(1));
-  window.contract = { worker, port: channel.port1, interrupt, replies: [], onWorker: [] };
-  channel.port1.onmessage = (e) => window.contract.replies.push(e.data);
+  const { worker, port, interrupt, early } = window.PYODIDE_CELLS_BOOT.first;
+  window.contract = { worker, port, interrupt, replies: early.splice(0), onWorker: [] };
+  port.onmessage = (e) => window.contract.replies.push(e.data);
   worker.onmessage = (e) => window.contract.onWorker.push(e.data);
-  worker.postMessage({ type: 'init', port: channel.port2, interruptBuffer: interrupt.buffer }, [channel.port2]);
 }"""
 
 # Send a request and resolve with every reply to it, up to and including its done (or fatal).
@@ -39,6 +37,7 @@ ASK = """async (request) => {
 def worker_page(page, base_url):
     page.goto(f"{base_url}/index.html")  # no cells: no runtime of its own
     assert page.evaluate("crossOriginIsolated") is True
+    page.add_script_tag(url=f"{base_url}/_static/pyodide_cells/boot.js")
     page.evaluate(START)
     page.wait_for_function(
         "window.contract.replies.some((m) => m.type === 'status' && m.state !== 'loading')", timeout=TIMEOUT
@@ -103,7 +102,7 @@ def test_malformed_requests_and_messages_on_the_worker_itself_are_ignored(worker
       c.port.postMessage({ type: 'run', id: 'one', code: 'print(1)' });
       c.port.postMessage({ type: 'eval', id: 9, code: 'print(1)' });
       c.port.postMessage({ type: 'check', id: 10, blocks: [1, 2] });
-      // A second init (as a cell could post) must not take the worker's port.
+      // A second init, forged as a cell could post it, must not take the worker's port.
       const other = new MessageChannel();
       c.worker.postMessage({ type: 'init', port: other.port2, interruptBuffer: null }, [other.port2]);
       other.port1.onmessage = (e) => c.onWorker.push({ stolen: e.data });

@@ -41,3 +41,50 @@ test("the limits come from the one file the Python runner reads too", () => {
   assert.deepEqual({ ...protocol.LIMITS }, file);
   assert.ok(Object.isFrozen(protocol.LIMITS));
 });
+
+test("the init message and Stop's buffer are built here, and the worker's check takes them", () => {
+  const { port1, port2 } = new MessageChannel();
+  const interrupt = protocol.interruptBuffer(true);
+  assert.ok(interrupt.buffer instanceof SharedArrayBuffer);
+  assert.equal(interrupt.byteLength, protocol.INTERRUPT_BYTES);
+  assert.equal(interrupt[protocol.SIGNAL], protocol.NO_SIGNAL);
+  const message = protocol.init(port2, interrupt, "never");
+  assert.deepEqual(message, { type: "init", port: port2, interruptBuffer: interrupt.buffer, siteSnapshot: "never" });
+  assert.equal(protocol.asInit(message), message);
+  // Not isolated: no buffer, and Stop replaces the worker.
+  assert.equal(protocol.interruptBuffer(false), null);
+  assert.equal(protocol.asInit(protocol.init(port2, null)).interruptBuffer, null);
+  assert.equal(protocol.init(port2, null).siteSnapshot, "auto");
+  for (const bad of [null, { type: "init" }, { type: "init", port: {} }, { type: "run", port: port2 },
+    { type: "init", port: port2, interruptBuffer: new ArrayBuffer(1) }]) {
+    assert.equal(protocol.asInit(bad), null, String(bad && bad.type));
+  }
+  port1.close();
+  port2.close();
+});
+
+test("?plain-start travels in the worker's address, which the worker reads", () => {
+  const script = new URL("https://example.org/_static/pyodide_cells/worker.js?v=1a2b3c4d");
+  const plain = protocol.workerURL(script, true);
+  assert.equal(plain.searchParams.get("v"), "1a2b3c4d");
+  assert.ok(protocol.isPlainStart(plain.href));
+  assert.equal(protocol.workerURL(script, false).href, script.href);
+  assert.ok(!protocol.isPlainStart(script.href));
+  assert.equal(script.search, "?v=1a2b3c4d", "the script's URL is not changed");
+});
+
+test("the kinds the Python runner emits are the ones the protocol declares, and each becomes its message", () => {
+  const runner = readFileSync(new URL("../../src/pyodide_cells/python/runner.py", import.meta.url), "utf8");
+  const emitted = new Set([...runner.matchAll(/emit\(\s*"([a-z_]+)"/g)].map((m) => m[1]));
+  assert.deepEqual([...emitted].sort(), [...protocol.RUNNER_KINDS].sort());
+  const data = { "text/plain": "2" };
+  assert.deepEqual(protocol.runnerMessage(3, "result", { data, execution_count: 1 }), protocol.display(3, "result", data));
+  assert.deepEqual(protocol.runnerMessage(3, "display", { data, display_id: "d", update: true }), protocol.display(3, "display", data, "d", true));
+  assert.deepEqual(protocol.runnerMessage(3, "clear", { wait: true }), protocol.clear(3, true));
+  assert.deepEqual(protocol.runnerMessage(3, "error", { ename: "E", evalue: "v", traceback: "t" }), protocol.error(3, "E", "v", "t"));
+  for (const kind of ["stream", "flush", "print"]) assert.equal(protocol.runnerMessage(3, kind, {}), null, kind);
+  for (const kind of protocol.RUNNER_KINDS) {
+    const msg = protocol.runnerMessage(3, kind, { data, wait: false, ename: "E", evalue: "", traceback: "" });
+    if (msg) assert.deepEqual(protocol.asWorkerMessage(msg), msg, kind);
+  }
+});

@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { checkIntegrity, packSparse, rebase, siteSnapshotPays, SnapshotStore, STORE_SLICE, unpackSparse } from "../../src/pyodide_cells/js/snapshot.js";
+import { packSparse, rebase, unpackSparse } from "../../src/pyodide_cells/js/startup/packed.js";
+import { checkIntegrity, siteSnapshotPays, SnapshotStore, STORE_SLICE } from "../../src/pyodide_cells/js/startup/snapshot.js";
 
 const KIB = 1024;
 

@@ -1,15 +1,19 @@
 // @ts-check
-// The page <-> worker protocol of the cell runtime: every message both ways,
-// the interrupt buffer's bytes, the boot steps and the limits. The page
-// (kernel.js) and the worker (worker.js) import this module; nothing else
-// builds a message. docs/runtime.md links here.
+// The contract of the cell runtime: every message between the page and the
+// worker, both ways, and the kinds the Python cell runner reports to the
+// worker; the interrupt buffer, the boot steps, the plain-start switch and
+// the limits. The page (boot.js, kernel.js) and the worker (worker.js) import
+// this module; nothing else builds a message. docs/runtime.md links here.
 //
 // Transport. boot.js makes the worker and a MessageChannel, and sends the
-// worker one `init` message on the worker itself, handing over `port`. From
-// then on both sides speak only on that port. Code in a cell can reach the
-// worker's global scope (`js.self.postMessage(...)`), but not the port, which
-// lives in the worker script's closure: whatever a cell posts arrives on the
-// Worker object, which the page ignores, so a cell cannot forge a result.
+// worker one `init` message on the worker itself, handing over `port` and
+// Stop's buffer (`interruptBuffer`). From then on both sides speak only on
+// that port. Code in a cell can reach the worker's global scope
+// (`js.self.postMessage(...)`), but not the port, which lives in the worker
+// script's closure: whatever a cell posts arrives on the Worker object, which
+// the page ignores, so a cell cannot forge a result. boot.js is inlined into
+// each page, so assets.py bundles it with this module at build time; the
+// /* @__PURE__ */ marks let esbuild leave out what boot.js does not use.
 //
 // Order. The page sends one request at a time and waits for its `done`
 // before sending the next (scheduler.js): what waits is queued in the page,
@@ -23,10 +27,41 @@ import LIMITS_JSON from "../limits.json" with { type: "json" };
  *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number,
  *   siteSnapshotBudgetMs: number}}
  */
-export const LIMITS = Object.freeze({ ...LIMITS_JSON });
+export const LIMITS = /* @__PURE__ */ Object.freeze({ ...LIMITS_JSON });
 
 /** The interrupt buffer: a SharedArrayBuffer of INTERRUPT_BYTES bytes, only when the page is cross-origin isolated. */
 export const INTERRUPT_BYTES = 1;
+
+/**
+ * Stop's interrupt buffer (a view of INTERRUPT_BYTES shared bytes), or null where the page
+ * cannot share memory with its worker (not cross-origin isolated: Stop then replaces the worker).
+ * @param {boolean} isolated  `crossOriginIsolated` and SharedArrayBuffer exists
+ * @returns {Uint8Array | null}
+ */
+export const interruptBuffer = (isolated) => (isolated ? new Uint8Array(new SharedArrayBuffer(INTERRUPT_BYTES)) : null);
+
+/**
+ * The page-address parameter that starts Python with stock `loadPyodide` and none of the
+ * start-up speed work (no snapshot, the stock standard library, no early fetch or compile):
+ * `?plain-start`. boot.js reads it once and hands it to the worker in the worker's own address
+ * (`workerURL`), since the worker starts before the `init` message arrives (worker.js).
+ */
+export const PLAIN_START = "plain-start";
+
+/**
+ * The worker's address: `script` (its versioned URL), with PLAIN_START added when asked.
+ * @param {URL} script
+ * @param {boolean} plainStart
+ * @returns {URL}
+ */
+export function workerURL(script, plainStart) {
+  const url = new URL(script.href);
+  if (plainStart) url.searchParams.set(PLAIN_START, "");
+  return url;
+}
+
+/** Whether the worker at `address` (its own `self.location`) was asked for a plain start. @param {string} address */
+export const isPlainStart = (address) => new URL(address).searchParams.has(PLAIN_START);
 /** Byte 0 is the signal Pyodide reads between bytecodes (pyodide.setInterruptBuffer). */
 export const SIGNAL = 0;
 /** Written to byte 0 by Stop: Python raises KeyboardInterrupt. The worker writes NO_SIGNAL before each request. */
@@ -34,7 +69,7 @@ export const SIGINT = 2;
 export const NO_SIGNAL = 0;
 
 /** The boot steps the worker reports in `status` messages, in order (step k of BOOT_STEPS.length). */
-export const BOOT_STEPS = Object.freeze([
+export const BOOT_STEPS = /* @__PURE__ */ Object.freeze([
   "Downloading the Python runtime (Pyodide 0.26.2)",
   "Installing the labs package",
   "Starting the cell runner",
@@ -48,7 +83,7 @@ export const BOOT_STEPS = Object.freeze([
  *   siteSnapshot: "auto" | "always" | "never"}} InitMessage
  *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
  *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
- *   enough, snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
+ *   enough, startup/snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
  * @typedef {{type: "run", id: number, code: string}} RunRequest
  *   Run a cell's code in the page's namespace.
  * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest
@@ -58,12 +93,30 @@ export const BOOT_STEPS = Object.freeze([
  * @typedef {RunRequest | CheckRequest | ResetRequest} Request
  */
 
-/** @returns {InitMessage} */
-export const init = (
-  /** @type {MessagePort} */ port,
-  /** @type {SharedArrayBuffer | null} */ interruptBuffer,
-  /** @type {InitMessage["siteSnapshot"]} */ siteSnapshot = "auto",
-) => ({ type: "init", port, interruptBuffer, siteSnapshot });
+/**
+ * @param {MessagePort} port  the worker's end of the page's MessageChannel
+ * @param {Uint8Array | null} interrupt  Stop's buffer (`interruptBuffer`), shared with the worker
+ * @param {InitMessage["siteSnapshot"]} [siteSnapshot]
+ * @returns {InitMessage}
+ */
+export const init = (port, interrupt, siteSnapshot = "auto") => ({
+  type: "init",
+  port,
+  interruptBuffer: interrupt ? /** @type {SharedArrayBuffer} */ (interrupt.buffer) : null,
+  siteSnapshot,
+});
+/**
+ * The message if it is a well-formed `init`, else null: the worker takes the first one only.
+ * @param {unknown} data
+ * @returns {InitMessage | null}
+ */
+export function asInit(data) {
+  const msg = /** @type {any} */ (data);
+  if (!msg || msg.type !== "init" || !(msg.port instanceof MessagePort)) return null;
+  const shared = typeof SharedArrayBuffer === "function" && msg.interruptBuffer instanceof SharedArrayBuffer;
+  if (msg.interruptBuffer !== null && !shared) return null;
+  return msg;
+}
 /** @returns {RunRequest} */
 export const run = (/** @type {number} */ id, /** @type {string} */ code) => ({ type: "run", id, code });
 /** @returns {CheckRequest} */
@@ -160,6 +213,48 @@ export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
 });
 /** @returns {FatalMessage} */
 export const fatal = (/** @type {number} */ id, /** @type {string} */ message) => ({ type: "fatal", id, message });
+
+// ------------------------------------------------------------ runner -> worker
+
+/**
+ * What the Python cell runner (python/runner.py) tells the worker, through its one callback
+ * `emit(kind, payload)`: `payload` is JSON text of the kind's type below. The worker turns each
+ * into worker messages (runnerMessage), batching `stream` and sending the batch on `flush`.
+ * @typedef {{name: "stdout" | "stderr", text: string}} RunnerStream  a write to sys.stdout or sys.stderr
+ * @typedef {{}} RunnerFlush  sys.stdout.flush() (print(..., flush=True)): send what is batched
+ * @typedef {{data: MimeBundle, display_id?: string, update?: boolean}} RunnerDisplay  IPython.display.display
+ * @typedef {{data: MimeBundle, execution_count: number}} RunnerResult  the value of a cell's last expression
+ * @typedef {{wait: boolean}} RunnerClear  IPython.display.clear_output
+ * @typedef {{ename: string, evalue: string, traceback: string}} RunnerError  an exception the cell raised
+ * @typedef {{stream: RunnerStream, flush: RunnerFlush, display: RunnerDisplay, result: RunnerResult,
+ *   clear: RunnerClear, error: RunnerError}} RunnerPayloads
+ * @typedef {keyof RunnerPayloads} RunnerKind
+ */
+
+/** Every kind the runner emits (a test reads runner.py's `emit("...")` calls against it). */
+export const RUNNER_KINDS = /** @type {readonly RunnerKind[]} */ (/* @__PURE__ */ Object.freeze(["stream", "flush", "display", "result", "clear", "error"]));
+
+/**
+ * The worker message a runner event becomes, for request `id`; null for `stream` and `flush`
+ * (the worker batches those) and for a kind the protocol does not know.
+ * @param {number} id
+ * @param {string} kind
+ * @param {any} payload  the event's payload, parsed
+ * @returns {WorkerMessage | null}
+ */
+export function runnerMessage(id, kind, payload) {
+  switch (kind) {
+    case "display":
+    case "result":
+      return display(id, kind, payload.data, payload.display_id, payload.update);
+    case "clear":
+      return clear(id, payload.wait);
+    case "error":
+      return error(id, payload.ename, payload.evalue, payload.traceback);
+    default:
+      return null;
+  }
+}
 
 const REQUEST_TYPES = new Set(["run", "check", "reset"]);
 const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", "error", "done", "fatal"]);

@@ -1,7 +1,7 @@
 // @ts-check
 // What the worker does to a fresh or restored Pyodide before the first cell:
 // the files the cell runner needs (the labs wheel, the runner, the IPython
-// stand-in) and the Python of worker_boot.py. Shared by the worker and by the
+// stand-in) and the Python of worker_boot.py. Shared by the worker (startup/index.js) and by the
 // build's snapshot maker (make_snapshot.mjs), so that the interpreter a
 // build-time snapshot holds is exactly the one a page would start.
 //
@@ -27,24 +27,51 @@ export function pythonFiles(read) {
 const py = (value) => (typeof value === "boolean" ? (value ? "True" : "False") : JSON.stringify(value));
 
 /**
- * Writes the runner's files into Pyodide's file system and runs worker_boot.py's `boot`.
+ * @typedef {{wheel: Uint8Array | null, bytecode: Uint8Array | null, restored: boolean, sourcesURL: string, restURL: string}} BootOptions
+ *   `wheel`: the labs wheel (null: a site built without one); `bytecode`: the labs
+ *   modules' .pyc files, unpacked over it (ignored when restored; null: none); `sourcesURL`:
+ *   where the standard library's sources are served (see worker_boot.serve_stdlib_sources),
+ *   and `restURL`, the rest of the standard library (worker_boot.StdlibRest); both "" for
+ *   none, and relative to the worker's URL so that a snapshot made elsewhere still finds them.
+ */
+
+/**
+ * Writes the runner's files into Pyodide's file system (fillFileSystem) and runs
+ * worker_boot.py's `boot` (bootWorker): the worker's two stages, in one call for the build's scripts.
  * @param {any} pyodide  a loaded (or restored) Pyodide
  * @param {PythonFiles} files
- * @param {{wheel: Uint8Array | null, bytecode: Uint8Array | null, restored: boolean, sourcesURL: string, restURL: string}} how
- *   `wheel`: the labs wheel (null: a site built without one); `bytecode`: the labs
- *   modules' .pyc files, unpacked over it (ignored when restored); `sourcesURL`:
- *   where the standard library's sources are served (see worker_boot.serve_stdlib_sources),
- *   and `restURL`, the rest of the standard library (worker_boot.StdlibRest; "": none),
- *   both relative to the worker's URL so that a snapshot made elsewhere still finds them.
+ * @param {BootOptions} how
  */
-export function bootPython(pyodide, files, { wheel, bytecode, restored, sourcesURL, restURL }) {
-  if (restored) setTimeZone(pyodide._module);
+export function bootPython(pyodide, files, how) {
+  fillFileSystem(pyodide, files, how);
+  bootWorker(pyodide, files, how);
+}
+
+/**
+ * Writes into Pyodide's file system what the cell runner needs: the labs wheel (and its
+ * bytecode, on a fresh start), the runner and the IPython stand-in.
+ * @param {any} pyodide
+ * @param {PythonFiles} files
+ * @param {{wheel: Uint8Array | null, bytecode: Uint8Array | null, restored: boolean}} how
+ */
+export function fillFileSystem(pyodide, files, { wheel, bytecode, restored }) {
   if (wheel) pyodide.unpackArchive(wheel, "wheel");
   if (wheel && bytecode && !restored) pyodide.unpackArchive(bytecode, "zip");
   pyodide.FS.writeFile("/home/pyodide/pyodide_cells_runner.py", files.runner);
   pyodide.FS.mkdirTree("/home/pyodide/IPython");
   pyodide.FS.writeFile("/home/pyodide/IPython/__init__.py", files.ipythonInit);
   pyodide.FS.writeFile("/home/pyodide/IPython/display.py", files.ipythonDisplay);
+}
+
+/**
+ * Runs worker_boot.py's `boot`: the cell runner imported (a restored interpreter's clock,
+ * seeds and locale set from this browser first).
+ * @param {any} pyodide
+ * @param {PythonFiles} files
+ * @param {{restored: boolean, sourcesURL: string, restURL: string}} how
+ */
+export function bootWorker(pyodide, files, { restored, sourcesURL, restURL }) {
+  if (restored) setTimeZone(pyodide._module);
   const [sources, rest] = restored ? ["", ""] : [sourcesURL, restURL]; // a restored interpreter has both
   // A restored interpreter holds worker_boot.py's functions and classes from the
   // start that made the snapshot (the same build: the snapshot's key covers the
