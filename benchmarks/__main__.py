@@ -433,6 +433,7 @@ def write_serving_table(serving: dict) -> None:
 def python_module(module: str, *args: str) -> dict:
     """Run ``python -m module --out tmp.json`` in CPython; return its JSON."""
     out = ROOT / "bench-results" / f"{module.split('.')[-1]}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", module, *args, "--out", str(out)], cwd=ROOT, check=True)
     return json.loads(out.read_text())
 

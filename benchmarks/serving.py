@@ -40,7 +40,7 @@ DEMO_PROMPTS = [("The block table ", 11), ("The block size ", 8), ("A request wa
 DEMO_TEMPERATURE, DEMO_NEW_TOKENS, DEMO_BLOCK_SIZE = 0.7, 28, 4
 BATCH_PROMPTS = ["The block table ", "The block size ", "A request waits ", "The page ", "The model ",
                  "Each request ", "The engine ", "A block of "]
-SCALES = {"full": {"batch_new": 32, "ratio_new": 64, "repeats": 5}, "quick": {"batch_new": 8, "ratio_new": 16, "repeats": 1}}
+SCALES = {"full": {"batch_new": 32, "ratio_new": 64, "repeats": 7}, "quick": {"batch_new": 8, "ratio_new": 16, "repeats": 1}}
 
 
 def first_token(start_wall_ms: float | None = None) -> dict:

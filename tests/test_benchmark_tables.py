@@ -253,3 +253,19 @@ def test_serving_rows_judge_issue_34s_targets_on_the_page(tmp_path, monkeypatch)
     assert rows[2][1:] == ["190.0 tokens/s", "31.0 tokens/s ✓ met", "≥ 30 tokens/s"]
     assert rows[5][1:] == ["1.20 × ✓ met", "1.50 × ✗ missed", "≤ 1.3 ×"]
     assert "1.0, 2.0, 3.0" in (tmp_path / "serving_meta.md").read_text()
+
+
+def test_the_serving_bench_runs_the_pages_live_demo():
+    """benchmarks/serving.py times the demo of docs/serving.md: its prompts, seeds, temperature and lengths."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from benchmarks import serving
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "serving.md").read_text()
+    prompts = ast.literal_eval(re.search(r"PROMPTS = (\[.*?\n\])", page, re.S).group(1).replace("  # edit them; each has its own seed", ""))
+    assert prompts == serving.DEMO_PROMPTS
+    assert f"TEMPERATURE = {serving.DEMO_TEMPERATURE}  #" in page
+    assert f"MAX_NEW_TOKENS = {serving.DEMO_NEW_TOKENS}\n" in page
+    assert f"block_size={serving.DEMO_BLOCK_SIZE}," in page
