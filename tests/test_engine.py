@@ -130,6 +130,12 @@ def test_bad_sampling_params_raise_named_errors():
         LLMEngine(MODEL, num_blocks=4, block_size=2).add_request([1], 2, sampling_params={"temperature": 0.7})
     with pytest.raises(TypeError, match="needs its own random.Random"):
         sample([0.0, 1.0], SamplingParams(temperature=1.0))
+    with pytest.raises(TypeError, match="params is a float; expected a labs.sampling.SamplingParams"):
+        sample([0.0, 1.0], 0.7)
+    with pytest.raises(ValueError, match="give no distribution at temperature 1.0"):
+        sample([0.0, math.nan], SamplingParams(temperature=1.0), random.Random(0))
+    with pytest.raises(ValueError, match="give no distribution"):
+        sample([0.0, math.inf], SamplingParams(temperature=1.0), random.Random(0))
     with pytest.raises(InvalidRequestError, match="2 sampling_params for 1 prompts"):
         LLMEngine(MODEL, num_blocks=4, block_size=2).generate([[1]], 2, sampling_params=[None, None])
 

@@ -107,7 +107,8 @@ def sample(logits, params: SamplingParams | None = None, generator: random.Rando
     [0, 1) times the sum of the weights exp((z_i - max z) / temperature), which
     are <= 1 (no overflow, whatever the temperature), walked in token-id order.
 
-    Raises ValueError for empty logits; TypeError when a sampled request has no generator.
+    Raises ValueError for empty logits, or a NaN or infinite one when sampling; TypeError for
+    params that are not a SamplingParams, or a sampled request without a generator.
 
     >>> import random
     >>> sample([1.0, 3.0, 2.0])  # greedy
@@ -118,6 +119,8 @@ def sample(logits, params: SamplingParams | None = None, generator: random.Rando
     >>> sample([9.0, 0.0, 8.0], SamplingParams(temperature=5.0, top_k=1), random.Random(0))  # top_k = 1 is greedy
     0
     """
+    if params is not None and not isinstance(params, SamplingParams):
+        raise TypeError(f"params is a {type(params).__name__}; expected a labs.sampling.SamplingParams or None (greedy)")
     if params is None or params.is_greedy:
         return greedy(logits)
     if not len(logits):
@@ -131,7 +134,11 @@ def sample(logits, params: SamplingParams | None = None, generator: random.Rando
         ids = sorted(sorted(range(len(logits)), key=lambda i: -logits[i])[:params.top_k])
     m = max(logits[i] for i in ids)
     weights = [math.exp((logits[i] - m) / params.temperature) for i in ids]  # each in (0, 1]: no overflow
-    u = generator.random() * sum(weights)
+    total = sum(weights)
+    if not 0.0 < total < math.inf:  # a NaN or infinite logit: no distribution to draw from
+        raise ValueError(f"logits {list(logits)!r:.80} give no distribution at temperature {params.temperature}; "
+                         f"expected finite floats")
+    u = generator.random() * total
     acc = 0.0
     for i, w in zip(ids, weights):
         acc += w
