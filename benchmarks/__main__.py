@@ -26,12 +26,17 @@
    autograd).
 3. **Engines in the page**: ``benchmarks.kernels`` run inside Pyodide in the
    micrograd page, and its ratio to CPython.
+4. **Serving (Lab 4, issue 34's targets)**: ``benchmarks.serving`` in CPython and
+   inside Pyodide in the serving page, through ``window.pyodideCells.runCode``
+   once Python is ready: Run to the live demo's first token, tokens/s of a
+   batch of 8, paged ÷ dense decode per token (``serving.csv``). Only this
+   part: ``--only serving``.
 
 Writes ``bench-results/bench.json`` and the tables the Performance page
 includes (``docs/_generated/*.csv``, ``docs/_generated/meta.md``): figures are
 never typed by hand.
 
-    python -m benchmarks --site build/html [--runs 7] [--quick]
+    python -m benchmarks --site build/html [--runs 7] [--quick] [--only serving]
 """
 
 from __future__ import annotations
@@ -344,9 +349,91 @@ def kernels_in_page(browser, base: str, scale: str) -> dict:
     return json.loads(out["stdout"])
 
 
+def serving_in_page(browser, base: str, scale: str) -> dict:
+    """benchmarks/serving.py run inside Pyodide in the serving page's worker, once Python is ready.
+
+    Run is ``window.pyodideCells.runCode``; the code is given the wall clock (``Date.now()``) at
+    the call, so that Python (whose ``time.time()`` is the same clock) measures Run -> first token.
+    """
+    source = (ROOT / "benchmarks" / "serving.py").read_text()
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{base}/serving.html")
+    page.wait_for_function("document.documentElement.dataset.pyodideState === 'ready'", timeout=TIMEOUT)
+    code = (
+        "import json\n"
+        "_serving = {'__name__': 'serving_page'}\n"
+        f"exec(compile({source!r}, 'serving.py', 'exec'), _serving)\n"
+        f"print(json.dumps(_serving['run']({scale!r}, start_wall_ms=__RUN_MS__)))\n"
+    )
+    out = page.evaluate("code => window.pyodideCells.runCode(code.replace('__RUN_MS__', String(Date.now())))", code)
+    context.close()
+    if out.get("error"):
+        raise RuntimeError(f"the serving benchmark failed in the page: {out['error'].get('traceback')}")
+    return json.loads(out["stdout"])
+
+
+def bench_serving(browser, base: str, scale: str) -> dict:
+    """Lab 4's serving figures in CPython (a subprocess) and in the page, with the load average around them."""
+    print("serving in CPython …", flush=True)
+    load = [os.getloadavg()[0]]
+    result = {"cpython": python_module("benchmarks.serving", "--scale", scale)}
+    print("serving in the page …", flush=True)
+    load.append(os.getloadavg()[0])
+    result["page"] = serving_in_page(browser, base, scale)
+    load.append(os.getloadavg()[0])
+    result["load_average"] = load  # 1-minute load averages: before, between, after (2 cores here)
+    result["date"] = time.strftime("%Y-%m-%d")
+    result["browser"] = f"headless Chromium {browser.version}"
+    result["scale"] = scale
+    return result
+
+
+# Issue 34's targets: (row, value(result of benchmarks.serving.run), format, unit, limit, "≤" or "≥", judged on).
+SERVING_ROWS = (
+    ("Run → first generated token (live demo, model load included)",
+     lambda r: r["first_token"]["run_to_first_token_ms"] if r["first_token"]["run_to_first_token_ms"] is not None
+     else r["first_token"]["python_ms"], "{:.0f}", "ms", 1000.0, "≤", ("page",)),
+    ("tokens/s, batch of 8 requests (trained model)", lambda r: r["throughput"]["tokens_per_s"], "{:.1f}", "tokens/s",
+     30.0, "≥", ("page",)),
+    ("decode per token, dense (one request)", lambda r: r["decode_ratio"]["dense_ms"], "{:.2f}", "ms", None, "", ()),
+    ("decode per token, paged and split by block", lambda r: r["decode_ratio"]["paged_ms"], "{:.2f}", "ms", None, "", ()),
+    ("paged ÷ dense decode per token", lambda r: r["decode_ratio"]["ratio"], "{:.2f}", "×", 1.3, "≤", ("cpython", "page")),
+)
+
+
+def write_serving_table(serving: dict) -> None:
+    """serving.csv and serving_meta.md: issue 34's targets, CPython beside the page, met or missed."""
+    GENERATED.mkdir(parents=True, exist_ok=True)
+    with open(GENERATED / "serving.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["measure", "CPython", "Pyodide (page)", "target"])
+        for name, value, fmt, unit, limit, sense, judged_on in SERVING_ROWS:
+            cells = []
+            for where in ("cpython", "page"):
+                v = value(serving[where])
+                text = f"{fmt.format(v)} {unit}"
+                if where in judged_on:
+                    met = v <= limit if sense == "≤" else v >= limit
+                    text += " ✓ met" if met else " ✗ missed"
+                cells.append(text)
+            w.writerow([name, *cells, f"{sense} {limit:g} {unit}" if limit is not None else ""])
+    page = serving["page"]
+    load = ", ".join(f"{x:.1f}" for x in serving["load_average"])
+    (GENERATED / "serving_meta.md").write_text(
+        f"Measured on {serving['date']} by `nox -s bench` ({serving['browser']}; {page['interpreter']} in the page, "
+        f"{serving['cpython']['interpreter']} beside it), one run each; the machine's 1-minute load average was "
+        f"{load} (before, between, after) on {os.cpu_count()} cores. The batch: {page['throughput']['tokens']} tokens "
+        f"in {page['throughput']['steps']} engine steps; the ratio decodes {page['decode_ratio']['new']} tokens in "
+        f"blocks of {page['decode_ratio']['block_size']}. The live demo's output equals dense generation with the "
+        f"same seeds: {'yes' if page['first_token']['exact'] and serving['cpython']['first_token']['exact'] else 'NO'}.\n"
+    )
+
+
 def python_module(module: str, *args: str) -> dict:
     """Run ``python -m module --out tmp.json`` in CPython; return its JSON."""
     out = ROOT / "bench-results" / f"{module.split('.')[-1]}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", module, *args, "--out", str(out)], cwd=ROOT, check=True)
     return json.loads(out.read_text())
 
@@ -606,6 +693,8 @@ def write_tables(data: dict) -> None:
                 ratio = row.get("ratio_vs_micrograd")
                 w.writerow([row["case"], row["engine"], f"{1e3 * row['median_s']:.2f}",
                             f"{ratio:.2f}" if ratio is not None else "", row.get("note", "")])
+    if data.get("serving"):
+        write_serving_table(data["serving"])
     (GENERATED / "meta.md").write_text(
         f"Measured on {data['date']} by `nox -s bench`: {data['machine']}; {data['runs']} runs per figure, medians; "
         f"{data['browser']}.\n"
@@ -623,6 +712,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"network profiles measured besides 'none', comma-separated, from {', '.join(PROFILES)}; '' for none")
     parser.add_argument("--tables-only", action="store_true",
                         help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing")
+    parser.add_argument("--only", choices=["serving"],
+                        help="measure only this part (serving: Lab 4 in CPython and in its page) and write its tables")
     args = parser.parse_args(argv)
     if args.tables_only:
         write_tables(json.loads((ROOT / "bench-results" / "bench.json").read_text()))
@@ -645,6 +736,21 @@ def main(argv: list[str] | None = None) -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
 
     from playwright.sync_api import sync_playwright
+
+    if args.only == "serving":
+        with sync_playwright() as p:
+            browser = launch(p, args.chromium)
+            serving = bench_serving(browser, base, scale)
+            browser.close()
+        server.shutdown()
+        out = ROOT / "bench-results" / "serving-bench.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(serving, indent=1))
+        print(json.dumps({k: serving[k] for k in ("cpython", "page", "load_average")}, indent=1))
+        if not args.no_publish:
+            write_serving_table(serving)
+            print(f"serving tables written to {GENERATED}")
+        return 0
 
     print("CPython engines …", flush=True)
     data = {
@@ -678,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
             data["pages_plain"] = bench_pages(browser, plain.base, site, runs)
         print("engines in the page …", flush=True)
         data["kernels_page"] = kernels_in_page(browser, base, scale)
+        data["serving"] = bench_serving(browser, base, scale)
         browser.close()
     server.shutdown()
 

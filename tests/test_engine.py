@@ -1,4 +1,4 @@
-"""Lab 4's engine: the oracle (engine == dense greedy generation, token for token), the scheduler's
+"""Lab 4's engine: the oracle (engine == dense generation, greedy or seeded sampling, token for token), the scheduler's
 rules, split-by-block decode attention against dense attention, and the named errors."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from labs.engine import LLMEngine
 from labs.kv_cache_manager import KVCacheManager
 from labs.model_runner import paged_decode_attention
 from labs.paged_attention import PageFault, PagedKVCache
+from labs.sampling import SamplingParams
 from labs.scheduler import FINISHED, RUNNING, WAITING, InvalidRequestError, Request, RequestTooLongError, Scheduler
 from labs.tiny_lm import ModelConfig, TinyLM, dense_generate
 
@@ -26,7 +27,12 @@ ORACLE = settings(max_examples=25, deadline=None, database=None, derandomize=Tru
                   suppress_health_check=[HealthCheck.too_slow])
 
 # What the generated cases did, across the oracle's examples: each must happen in some case.
-SEEN = {"preemption": 0, "eviction": 0, "prefix hit": 0, "stop": 0}
+SEEN = {"preemption": 0, "eviction": 0, "prefix hit": 0, "stop": 0, "sampled request preempted": 0}
+
+# Greedy (None or temperature 0) or sampled; each sampled request has a seed of its own.
+sampling = st.one_of(st.none(), st.builds(SamplingParams, st.just(1.0), st.none(), st.integers(0, 2**32 - 1)),
+                     st.builds(SamplingParams, st.sampled_from([0.0, 0.6, 1.0, 2.0]),
+                                          st.sampled_from([None, 1, 2, 3]), st.integers(0, 2**32 - 1)))
 
 
 @st.composite
@@ -39,8 +45,8 @@ def workloads(draw):
     for _ in range(n):
         prefix = prefixes[draw(st.integers(0, 1))]
         tail = draw(st.lists(st.integers(0, 6), min_size=0 if prefix else 1, max_size=5))
-        requests.append((prefix + tail, draw(st.integers(1, 8))))
-    longest = max(len(p) + m - 1 for p, m in requests)
+        requests.append((prefix + tail, draw(st.integers(1, 8)), draw(sampling)))
+    longest = max(len(p) + m - 1 for p, m, _ in requests)
     smallest = -(-longest // block_size)  # the pool must hold the longest request alone
     num_blocks = smallest + draw(st.sampled_from([0, 0, 1, 1, 2, 3, 12]))  # mostly tight: preemption
     max_num_seqs = draw(st.integers(1, 4))
@@ -50,10 +56,10 @@ def workloads(draw):
 
 @ORACLE
 @given(workloads())
-def test_the_engine_generates_what_dense_greedy_generates(case):
+def test_the_engine_generates_what_dense_generation_generates(case):
     block_size, num_blocks, max_num_seqs, requests, stop_ids = case
     engine = LLMEngine(MODEL, num_blocks=num_blocks, block_size=block_size, max_num_seqs=max_num_seqs)
-    rids = [engine.add_request(p, m, stop_ids) for p, m in requests]
+    rids = [engine.add_request(p, m, stop_ids, sampling_params=sp) for p, m, sp in requests]
     while engine.has_unfinished_requests():
         out = engine.step()
         # Every block in use is held by a running request, and no request holds more than it has tokens for.
@@ -61,21 +67,93 @@ def test_the_engine_generates_what_dense_greedy_generates(case):
             assert all(engine.requests[r].status == RUNNING for r in view.holders)
         assert engine.stats.blocks_in_use + engine.stats.blocks_free == num_blocks
         assert out.kind in ("prefill", "decode")
-    for rid, (prompt, max_new) in zip(rids, requests):
-        assert engine.output(rid) == dense_generate(MODEL, prompt, max_new, stop_ids), (rid, prompt, max_new)
+    for rid, (prompt, max_new, sp) in zip(rids, requests):
+        assert engine.output(rid) == dense_generate(MODEL, prompt, max_new, stop_ids, sp), (rid, prompt, max_new, sp)
         assert engine.is_finished(rid)
+        request = engine.requests[rid]
+        if request.generator is not None:  # one draw per generated token, none again on recompute
+            SEEN["sampled request preempted"] += request.num_preemptions > 0
+            assert request.generator.getstate() == _advanced(sp.seed, len(request.output_ids))
     stats = engine.stats
     assert stats.blocks_in_use == 0 and stats.tokens_generated == sum(len(engine.output(r)) for r in rids)
     SEEN["preemption"] += stats.preemptions > 0
     SEEN["eviction"] += stats.evictions > 0
     SEEN["prefix hit"] += stats.prefix_hit_rate > 0
-    SEEN["stop"] += any(len(engine.output(r)) < m for r, (_, m) in zip(rids, requests))
+    SEEN["stop"] += any(len(engine.output(r)) < m for r, (_, m, _) in zip(rids, requests))
+
+
+def _advanced(seed, draws):
+    """The state of random.Random(seed) after ``draws`` calls to random()."""
+    g = random.Random(seed)
+    for _ in range(draws):
+        g.random()
+    return g.getstate()
 
 
 def test_the_oracle_cases_preempted_evicted_and_hit_the_prefix_cache():
     if not any(SEEN.values()):  # run alone: run the oracle first
-        test_the_engine_generates_what_dense_greedy_generates()
+        test_the_engine_generates_what_dense_generation_generates()
     assert all(SEEN.values()), SEEN
+
+
+def test_a_sampled_request_writes_the_same_text_alone_or_preempted_in_a_batch():
+    warm = SamplingParams(temperature=3.0, seed=11)  # the random model is peaked: a high temperature varies it
+    prompt = [1, 2, 3, 4, 5]
+    alone = LLMEngine(MODEL, num_blocks=16, block_size=2).generate([prompt], 8, sampling_params=warm)[0]
+    crowded = LLMEngine(MODEL, num_blocks=7, block_size=2, max_num_seqs=4)  # 7 blocks: one request's 12 slots
+    others = [[6, 5, 4], [1, 2, 3, 4, 6], [2, 2]]
+    ids = [crowded.add_request(p, 8, sampling_params=SamplingParams(temperature=3.0, seed=i)) for i, p in enumerate(others)]
+    mine = crowded.add_request(prompt, 8, sampling_params=warm)
+    while crowded.has_unfinished_requests():
+        crowded.step()
+    assert crowded.requests[mine].num_preemptions > 0  # recomputed, and still the same draws
+    assert crowded.output(mine) == alone == dense_generate(MODEL, prompt, 8, sampling_params=warm)
+    assert len({tuple(alone)} | {tuple(crowded.output(i)) for i in ids}) > 1
+    assert alone != dense_generate(MODEL, prompt, 8)  # sampled, not greedy
+
+
+def test_bad_sampling_params_raise_named_errors():
+    from labs.sampling import InvalidSamplingParamsError, sample
+    for bad, message in [({"temperature": -0.1}, "temperature = -0.1; expected a finite number >= 0"),
+                         ({"temperature": math.nan}, "temperature = nan"),
+                         ({"temperature": math.inf}, "temperature = inf"),
+                         ({"temperature": "0.7"}, "temperature = '0.7'"),
+                         ({"top_k": 0}, "top_k = 0; expected an int >= 1, or None"),
+                         ({"top_k": 2.0}, "top_k = 2.0"),
+                         ({"top_k": True}, "top_k = True"),
+                         ({"seed": 1.5}, "seed = 1.5; expected an int, or None"),
+                         ({"seed": "42"}, "seed = '42'")]:
+        with pytest.raises(InvalidSamplingParamsError, match=message):
+            SamplingParams(**bad)
+    assert issubclass(InvalidSamplingParamsError, ValueError)
+    with pytest.raises(InvalidRequestError, match="sampling_params is a dict; expected a labs.sampling.SamplingParams"):
+        LLMEngine(MODEL, num_blocks=4, block_size=2).add_request([1], 2, sampling_params={"temperature": 0.7})
+    with pytest.raises(TypeError, match="needs its own random.Random"):
+        sample([0.0, 1.0], SamplingParams(temperature=1.0))
+    with pytest.raises(TypeError, match="params is a float; expected a labs.sampling.SamplingParams"):
+        sample([0.0, 1.0], 0.7)
+    with pytest.raises(ValueError, match="give no distribution at temperature 1.0"):
+        sample([0.0, math.nan], SamplingParams(temperature=1.0), random.Random(0))
+    with pytest.raises(ValueError, match="give no distribution"):
+        sample([0.0, math.inf], SamplingParams(temperature=1.0), random.Random(0))
+    with pytest.raises(InvalidRequestError, match="2 sampling_params for 1 prompts"):
+        LLMEngine(MODEL, num_blocks=4, block_size=2).generate([[1]], 2, sampling_params=[None, None])
+
+
+def test_sampling_draws_from_the_tempered_top_k_softmax():
+    from labs.sampling import sample
+    g, n = random.Random(0), 2000
+    logits = [0.0, math.log(3.0), -50.0]  # p = 1/4, 3/4, ~0 at temperature 1
+    counts = [0, 0, 0]
+    for _ in range(n):
+        counts[sample(logits, SamplingParams(temperature=1.0), g)] += 1
+    assert abs(counts[1] / n - 0.75) < 0.04 and counts[2] == 0  # 4 standard deviations: 0.039
+    hot = [sample(logits, SamplingParams(temperature=2.0), g) for _ in range(n)]  # p ∝ 1, sqrt(3): 0.634 for token 1
+    assert abs(hot.count(1) / n - math.sqrt(3) / (1 + math.sqrt(3))) < 0.045
+    top2 = {sample([5.0, 1.0, 4.0, 4.9], SamplingParams(temperature=100.0, top_k=2), g) for _ in range(200)}
+    assert top2 == {0, 3}  # nearly uniform over the two largest, never the others
+    assert {sample([2.0, 2.0, 1.0], SamplingParams(temperature=1.0, top_k=1), g) for _ in range(50)} == {0}  # ties: lower id
+    assert sample([1.0, 7.0, 3.0], SamplingParams(temperature=1e-300), g) == 1  # tiny temperature: no overflow, the max
 
 
 def test_a_pool_of_one_request_serves_many_by_preempting_and_loses_no_token():

@@ -22,7 +22,7 @@ HEAVY = ("urllib.request", "email", "http.client", "xml.sax", "asyncio", "decima
 def test_the_labs_are_the_modules_the_site_precompiles():
     assert MODULES == ["labs.attention", "labs.autograd", "labs.block_pool_svg", "labs.block_sharing", "labs.block_table_svg", "labs.checks",
                        "labs.engine", "labs.flash_tiles", "labs.fp8", "labs.graph", "labs.graph_view",
-                       "labs.kv_cache_manager", "labs.model_runner", "labs.nn", "labs.paged_attention", "labs.plots",
+                       "labs.kv_cache_manager", "labs.model_runner", "labs.nn", "labs.paged_attention", "labs.plots", "labs.sampling",
                        "labs.scheduler", "labs.serving_sim", "labs.softmax_trace", "labs.tiny_lm"]
 
 

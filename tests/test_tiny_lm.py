@@ -251,3 +251,14 @@ def test_wrong_types_are_named(model):
         dense_generate(None, [1], 1)
     with pytest.raises(TypeError, match="token ids are a str"):
         cross_entropy(model, "abc")
+
+
+def test_sampled_dense_generation_is_reproducible_and_depends_on_its_seed(model):
+    from labs.sampling import SamplingParams
+    runs = {seed: dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(temperature=1.5, seed=seed))
+            for seed in range(4)}
+    assert runs[0] == dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(temperature=1.5, seed=0))
+    assert len(set(map(tuple, runs.values()))) > 1
+    assert dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(seed=3)) == dense_generate(model, [1, 2], 9)
+    with pytest.raises(TypeError, match="sampling_params is a float; expected a labs.sampling.SamplingParams"):
+        dense_generate(model, [1, 2], 3, sampling_params=0.7)

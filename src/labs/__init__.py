@@ -12,7 +12,8 @@ Modules:
 - :mod:`labs.paged_attention` -- PagedAttention block tables and a paged
   KV cache (Kwon et al., SOSP 2023).
 - Lab 4, a serving engine in the shape of vLLM v1 and nano-vLLM: :mod:`labs.scheduler`,
-  :mod:`labs.kv_cache_manager`, :mod:`labs.model_runner`, :mod:`labs.engine`, and
+  :mod:`labs.kv_cache_manager`, :mod:`labs.model_runner`, :mod:`labs.engine`,
+  :mod:`labs.sampling` (greedy or seeded sampling, as vLLM's ``SamplingParams``),
   :mod:`labs.serving_sim` (the paper's setting as a cost model), and :mod:`labs.block_pool_svg`
   (the block pool, drawn).
 """

@@ -3,10 +3,12 @@
 Lab 4. ``LLMEngine.step()`` is nano-vLLM's (``nanovllm/engine/llm_engine.py``):
 the scheduler picks a prefill or a decode batch (admitting and preempting as
 KV blocks allow), the model runner computes it over paged K/V, and the
-scheduler records one greedy token per request, finishing and freeing those
-done. Greedy generation through it equals ``labs.tiny_lm.dense_generate``
-token for token, however requests are batched, paged, prefix-cached or
-preempted: ``tests/test_engine.py`` holds that oracle.
+scheduler records one token per request, finishing and freeing those
+done. A token is greedy, or drawn with the request's own seeded generator
+(``labs.sampling``, vLLM's ``SamplingParams``' temperature, top_k and seed).
+Generation through the engine equals ``labs.tiny_lm.dense_generate`` with
+the same parameters token for token, however requests are batched, paged,
+prefix-cached or preempted: ``tests/test_engine.py`` holds that oracle.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from labs.kv_cache_manager import KVCacheManager
 from labs.model_runner import ModelRunner
 from labs.paged_attention import DEFAULT_BLOCK_SIZE
+from labs.sampling import SamplingParams
 from labs.scheduler import FINISHED, InvalidRequestError, Request, RequestTooLongError, Scheduler
 
 
@@ -65,7 +68,7 @@ class BlockView:
 
 
 class LLMEngine:
-    """Greedy serving of a TinyLM over a pool of ``num_blocks`` KV blocks.
+    """Serving of a TinyLM over a pool of ``num_blocks`` KV blocks, greedy unless a request says otherwise.
 
     Args:
         model: a ``labs.tiny_lm.TinyLM``.
@@ -85,6 +88,10 @@ class LLMEngine:
     True
     >>> engine.stats.preemptions > 0, engine.stats.tokens_generated
     (True, 8)
+    >>> from labs.sampling import SamplingParams
+    >>> warm = SamplingParams(temperature=0.8, seed=5)
+    >>> engine.generate([[1, 2, 3]], max_new_tokens=4, sampling_params=warm) == [dense_generate(model, [1, 2, 3], 4, sampling_params=warm)]
+    True
     """
 
     def __init__(self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8,
@@ -98,7 +105,8 @@ class LLMEngine:
         self._steps = 0
         self._tokens = 0
 
-    def add_request(self, prompt, max_new_tokens: int, stop_ids=(), request_id=None):
+    def add_request(self, prompt, max_new_tokens: int, stop_ids=(), request_id=None,
+                    sampling_params: SamplingParams | None = None):
         """Queue a request; return its id.
 
         Args:
@@ -106,9 +114,10 @@ class LLMEngine:
             max_new_tokens: tokens to generate at most, >= 1.
             stop_ids: token ids that end the request (kept in the output).
             request_id: any hashable; default 0, 1, 2, ... in order of addition.
+            sampling_params: a ``labs.sampling.SamplingParams``; None for greedy.
 
-        Raises InvalidRequestError for a duplicate id, an empty prompt or
-        max_new_tokens < 1; RequestTooLongError when prompt + max_new_tokens
+        Raises InvalidRequestError for a duplicate id, an empty prompt,
+        max_new_tokens < 1 or sampling_params that are not a SamplingParams; RequestTooLongError when prompt + max_new_tokens
         passes the model's max_positions or could never fit the pool;
         the tokenizer's error for a character outside its vocabulary.
         """
@@ -116,7 +125,10 @@ class LLMEngine:
         rid = next(self._ids) if request_id is None else request_id
         if rid in self.requests:
             raise InvalidRequestError(f"request id {rid!r} is taken; expected a new id")
-        request = Request(rid, ids, max_new_tokens, stop_ids)
+        if sampling_params is not None and not isinstance(sampling_params, SamplingParams):
+            raise InvalidRequestError(f"request {rid!r}: sampling_params is a {type(sampling_params).__name__}; "
+                                      f"expected a labs.sampling.SamplingParams or None (greedy)")
+        request = Request(rid, ids, max_new_tokens, stop_ids, sampling_params)
         vocab = self.model.config.vocab_size
         for i, t in enumerate(request.prompt_ids + list(request.stop_ids)):
             if t >= vocab:
@@ -151,14 +163,24 @@ class LLMEngine:
         return StepOutput(plan.kind, {r.request_id: t for r, t in zip(plan.requests, tokens)},
                           tuple(r.request_id for r in plan.preempted), tuple(r.request_id for r in finished))
 
-    def generate(self, prompts, max_new_tokens: int, stop_ids=(), max_steps: int | None = None) -> list:
+    def generate(self, prompts, max_new_tokens: int, stop_ids=(), max_steps: int | None = None,
+                 sampling_params=None) -> list:
         """Serve every prompt to the end; return each one's output, text for a text prompt, else token ids.
+
+        ``sampling_params``: None (greedy), one SamplingParams for every prompt, or a
+        list of them (or None), one per prompt, as vLLM's ``LLM.generate`` takes.
 
         Raises EngineStalledError when a step runs nothing, or when ``max_steps``
         (default: 4 x the tokens asked for + 10, far more than a correct schedule takes)
         steps pass with requests unfinished.
         """
-        rids = [self.add_request(p, max_new_tokens, stop_ids) for p in prompts]
+        if sampling_params is None or isinstance(sampling_params, SamplingParams):
+            sampling_params = [sampling_params] * len(prompts)
+        elif len(sampling_params) != len(prompts):
+            raise InvalidRequestError(f"{len(sampling_params)} sampling_params for {len(prompts)} prompts; "
+                                      f"expected one, or one per prompt")
+        rids = [self.add_request(p, max_new_tokens, stop_ids, sampling_params=sp)
+                for p, sp in zip(prompts, sampling_params)]
         limit = 4 * len(prompts) * max_new_tokens + 10 if max_steps is None else max_steps
         for _ in range(limit):
             if not self.has_unfinished_requests():

@@ -27,7 +27,7 @@ from operator import mul
 
 from labs.attention import PartialAttention
 from labs.paged_attention import PageFault, PagedKVCache
-from labs.tiny_lm import greedy
+from labs.sampling import sample
 
 
 def _check_decode_args(q, cache, block_table, num_tokens, scale) -> None:
@@ -133,16 +133,19 @@ class ModelRunner:
         return x
 
     def execute(self, requests, kv) -> list[int]:
-        """Compute each request's uncached positions and sample its next token greedily: (len(requests),) ids.
+        """Compute each request's uncached positions and sample its next token: (len(requests),) ids.
 
         Requests run in admission order, each to its last position: a request
         whose prefix-cache hit is a block another request of the same prefill
-        registered reads it after that request has written it.
+        registered reads it after that request has written it. Each request samples
+        with its own parameters and generator (greedy when it has none), once
+        per step: a recomputed prefill after preemption draws only the next token.
         """
         tokens = []
         for request in requests:
             table, ids = kv.block_table(request), request.all_token_ids
             for position in range(request.num_computed_tokens, request.num_tokens):
                 x = self.forward_position(ids[position], position, table)
-            tokens.append(greedy(self.model.logits(x)))  # logits of the last position only
+            logits = self.model.logits(x)  # of the last position only
+            tokens.append(sample(logits, request.sampling_params, request.generator))
         return tokens

@@ -54,8 +54,13 @@ class Request:
         prompt_ids: (prompt_len,) token ids, prompt_len >= 1.
         max_new_tokens: tokens to generate at most, >= 1.
         stop_ids: token ids that end the request (the stop token is kept in the output).
+        sampling_params: a ``labs.sampling.SamplingParams`` (temperature, top_k, seed);
+            None for greedy.
 
     Attributes:
+        generator: the request's own ``random.Random`` for a sampled request
+            (None when greedy), made from the seed once, here: a preempted request
+            keeps it, so on readmission its draws continue where they stopped.
         output_ids: tokens generated so far.
         status: ``"waiting"``, ``"running"`` or ``"finished"``.
         num_computed_tokens: leading tokens of ``all_token_ids`` whose keys and
@@ -74,10 +79,12 @@ class Request:
     prompt_ids: list
     max_new_tokens: int
     stop_ids: tuple = ()
+    sampling_params: object = None
     output_ids: list = field(default_factory=list)
     status: str = WAITING
     num_computed_tokens: int = 0
     num_preemptions: int = 0
+    generator: object = field(default=None, repr=False)
 
     def __post_init__(self):
         rid = self.request_id
@@ -94,6 +101,9 @@ class Request:
         m = self.max_new_tokens
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise InvalidRequestError(f"request {rid!r}: max_new_tokens = {m!r}; expected an int >= 1")
+        params = self.sampling_params
+        if params is not None and not params.is_greedy and self.generator is None:
+            self.generator = params.make_generator()  # one per request: its draws ignore the rest of the batch
 
     @property
     def all_token_ids(self) -> list[int]:

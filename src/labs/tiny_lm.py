@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from operator import mul
 
 from labs.attention import softmax
+from labs.sampling import GREEDY, SamplingParams, greedy, sample  # noqa: F401 (greedy: labs.tiny_lm.greedy stays)
 
 LAYER_NORM_EPS = 1e-5  # torch.nn.LayerNorm's default, which the training script uses
 
@@ -414,20 +415,6 @@ class TinyLM:
         return _linear(self.params["wte"], self._zero_vocab_bias, h)
 
 
-def greedy(logits) -> int:
-    """Greedy sampling: the index of the largest logit, the lowest such index on ties.
-
-    Raises:
-        ValueError: empty logits.
-
-    >>> greedy([0.5, 2.0, 2.0, -1.0])
-    1
-    """
-    if not len(logits):
-        raise ValueError("logits is empty; expected vocab_size floats")
-    return max(range(len(logits)), key=logits.__getitem__)  # max keeps the first of equal keys
-
-
 def decode_attention(q, keys, values) -> list[float]:
     """One query's attention over cached keys and values: softmax(q . k_j / sqrt(head_dim)) weighted sum of v_j.
 
@@ -484,8 +471,9 @@ def _check_prompt(model: TinyLM, prompt_ids) -> list[int]:
     return ids
 
 
-def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=()) -> list[int]:
-    """Greedy generation for one request, the reference the engine is checked against.
+def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=(),
+                   sampling_params: SamplingParams | None = None) -> list[int]:
+    """Generation for one request, greedy or seeded sampling, the reference the engine is checked against.
 
     The prompt's tokens go through the model one at a time (positions 0 .. len(prompt) - 1), each
     attending to itself and every earlier token, K and V kept as plain per-layer, per-head lists.
@@ -496,6 +484,8 @@ def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=()) 
         prompt_ids: (n_prompt,) token ids, n_prompt >= 1.
         max_new_tokens: how many tokens to generate at most (>= 0).
         stop_ids: token ids that end generation; the stop token is the last one returned.
+        sampling_params: a ``labs.sampling.SamplingParams``; None for greedy. A sampled
+            request draws from its own ``random.Random(seed)``, one draw per token.
 
     Returns:
         The generated ids only (not the prompt), at most ``max_new_tokens`` of them.
@@ -504,11 +494,15 @@ def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=()) 
         ContextTooLong: len(prompt_ids) + max_new_tokens > max_positions (checked before any work,
             as vLLM checks prompt length + max_tokens against max_model_len).
         TokenOutOfRange: a prompt id outside the vocabulary. ValueError: an empty prompt or a negative count.
+        TypeError: sampling_params is not a SamplingParams.
 
     >>> model = TinyLM.random(ModelConfig(vocab_size=5, d_model=8, n_layer=1, n_head=2, max_positions=8))
     >>> out = dense_generate(model, [1, 2, 3], max_new_tokens=4)
     >>> len(out), out == dense_generate(model, [1, 2, 3], max_new_tokens=4)
     (4, True)
+    >>> warm = SamplingParams(temperature=0.8, seed=1)
+    >>> dense_generate(model, [1, 2, 3], 4, sampling_params=warm) == dense_generate(model, [1, 2, 3], 4, sampling_params=warm)
+    True
     """
     ids = _check_prompt(model, prompt_ids)
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
@@ -516,6 +510,10 @@ def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=()) 
     if len(ids) + max_new_tokens > model.config.max_positions:
         raise ContextTooLong(f"prompt of {len(ids)} tokens + max_new_tokens = {max_new_tokens} is "
                              f"{len(ids) + max_new_tokens} positions; max_positions is {model.config.max_positions}")
+    params = GREEDY if sampling_params is None else sampling_params
+    if not isinstance(params, SamplingParams):
+        raise TypeError(f"sampling_params is a {type(params).__name__}; expected a labs.sampling.SamplingParams or None")
+    generator = None if params.is_greedy else params.make_generator()
     stop = set(stop_ids)
     k_cache, v_cache = _empty_cache(model.config), _empty_cache(model.config)
     out: list[int] = []
@@ -524,7 +522,7 @@ def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=()) 
     for position, token in enumerate(ids):
         logits = _forward_token(model, token, position, k_cache, v_cache)
     while True:
-        token = greedy(logits)
+        token = sample(logits, params, generator)
         out.append(token)
         if len(out) == max_new_tokens or token in stop:
             return out
