@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { packSparse, rebase, unpackSparse } from "../../src/pyodide_cells/js/startup/packed.js";
-import { checkIntegrity, siteSnapshotPays, SnapshotStore, STORE_SLICE } from "../../src/pyodide_cells/js/startup/snapshot.js";
+import { checkIntegrity, siteSnapshotPays, SnapshotStore, STORE_SLICE, SWEEP_AFTER_MS } from "../../src/pyodide_cells/js/startup/snapshot.js";
 
 const KIB = 1024;
 
@@ -128,8 +128,18 @@ function fakeOPFS() {
   const events = [];
   /** @type {Set<string>} files with an open access handle: OPFS refuses to remove them */
   const locked = new Set();
+  /** @type {Map<string, number>} when a file was made (Date.now()); those set directly are old */
+  const made = new Map();
+  /** @type {string[]} the names whose next createSyncAccessHandle is refused, as while another tab holds their lock */
+  const busy = [];
   const fileHandle = (name) => ({
+    async getFile() { return { lastModified: made.get(name) ?? 0 }; },
     async createSyncAccessHandle() {
+      const refused = busy.findIndex((prefix) => name.startsWith(prefix));
+      if (refused >= 0) {
+        busy.splice(refused, 1);
+        throw new DOMException("Access Handles cannot be created if there is another open Access Handle", "NoModificationAllowedError");
+      }
       events.push("open");
       locked.add(name);
       let data = files.get(name) || new Uint8Array(0);
@@ -152,7 +162,10 @@ function fakeOPFS() {
     async *keys() { yield* [...files.keys()]; },
     async getFileHandle(name, { create = false } = {}) {
       if (!files.has(name) && !create) throw new DOMException("not found", "NotFoundError");
-      if (!files.has(name)) files.set(name, new Uint8Array(0));
+      if (!files.has(name)) {
+        files.set(name, new Uint8Array(0));
+        made.set(name, Date.now());
+      }
       return fileHandle(name);
     },
     async removeEntry(name) {
@@ -160,7 +173,7 @@ function fakeOPFS() {
       if (!files.delete(name)) throw new DOMException("not found", "NotFoundError");
     },
   };
-  return { files, events, folder, locked };
+  return { files, events, folder, locked, made, busy };
 }
 
 /**
@@ -256,4 +269,33 @@ test("checkIntegrity refuses a value it cannot read, and says when there is no c
   await assert.rejects(checkIntegrity(bytes, "sha384-abc"), /unexpected integrity value "sha384-abc": expected sha256-/);
   const integrity = `sha256-${createHash("sha256").update(bytes).digest("base64")}`;
   await assert.rejects(checkIntegrity(bytes, integrity, null), /no crypto.subtle here/);
+});
+
+test("Two tabs keeping their snapshots at once: a partial file just made is not swept, and a refused access handle is asked for again", async () => {
+  // Seen under load: one tab's sweep removed (and so locked) the other's partial file between its
+  // creation and its open, and the other warned "could not keep the start-up snapshot".
+  const { files, folder, made, busy } = fakeOPFS();
+  await inWorkerWith(folder, async () => {
+    const store = new SnapshotStore("http://127.0.0.1:8000/_static/pyodide_cells/", "0123456789abcdef");
+    const young = `${store.name}.young001.partial`;
+    files.set(young, new Uint8Array(5));
+    made.set(young, Date.now()); // another tab made it a moment ago, and has not opened it yet
+    await store.sweep();
+    assert.ok(files.has(young), "the other tab's write just begun was swept");
+    made.set(young, Date.now() - SWEEP_AFTER_MS - 1); // a tab that closed while it wrote, a while ago
+    await store.sweep();
+    assert.ok(!files.has(young));
+
+    const warnings = [];
+    const warn = console.warn;
+    console.warn = (...args) => warnings.push(args.join(" "));
+    try {
+      busy.push(`${store.name}.`, `${store.name}.`); // its partial file's lock is held, twice
+      await store.store(new Uint8Array([4, 2]));
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(files.get(store.name), new Uint8Array([4, 2]));
+  });
 });

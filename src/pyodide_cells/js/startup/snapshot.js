@@ -73,6 +73,40 @@ export async function checkIntegrity(bytes, integrity, subtle = globalThis.crypt
 /** Bytes written to OPFS between two turns of the worker's event loop (SnapshotStore.store). */
 export const STORE_SLICE = 1 << 20;
 
+/** A partial file younger than this may be a write another tab has just begun. */
+export const SWEEP_AFTER_MS = 60_000;
+
+/**
+ * Whether a partial file is a write no tab will finish: older than SWEEP_AFTER_MS (one
+ * that cannot be read counts as live).
+ * @param {any} folder @param {string} name
+ */
+async function abandoned(folder, name) {
+  try {
+    const file = await (await folder.getFileHandle(name)).getFile();
+    return Date.now() - file.lastModified > SWEEP_AFTER_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The file's access handle. OPFS refuses one (NoModificationAllowedError) while another
+ * operation holds the file's lock for a moment (another tab's sweep or move): tried again
+ * a few times before the error counts.
+ * @param {any} file  a FileSystemFileHandle
+ */
+async function accessHandle(file) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await file.createSyncAccessHandle();
+    } catch (err) {
+      if (attempt >= 5 || /** @type {any} */ (err)?.name !== "NoModificationAllowedError") throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+    }
+  }
+}
+
 export class SnapshotStore {
   /**
    * One file at the top of OPFS, named after the site's folder and the key:
@@ -156,7 +190,7 @@ export class SnapshotStore {
       folder = await navigator.storage.getDirectory();
       await this.sweep();
       const partial = await folder.getFileHandle(partialName, { create: true });
-      const handle = await partial.createSyncAccessHandle();
+      const handle = await accessHandle(partial);
       try {
         handle.truncate(0);
         const bytes = typeof content === "function" ? content() : content;
@@ -181,7 +215,9 @@ export class SnapshotStore {
    * Removes what is of no more use: older builds' snapshots, and the partial
    * files of writes that never finished (a tab closed while it kept its
    * snapshot: 12 MB of the learner's storage each). A partial file that a live
-   * tab is still writing stays, since its open access handle makes removing it fail.
+   * tab is still writing stays: its open access handle makes removing it fail, and
+   * one younger than SWEEP_AFTER_MS is left alone (another tab may have just made it,
+   * and not opened it yet: removing it then took the lock its open needed).
    */
   async sweep() {
     try {
@@ -190,7 +226,7 @@ export class SnapshotStore {
       for await (const name of folder.keys()) names.push(name);
       for (const name of names) {
         const older = name.startsWith(this.prefix) && !name.startsWith(this.name);
-        const unfinished = name.startsWith(`${this.name}.`) && name.endsWith(".partial");
+        const unfinished = name.startsWith(`${this.name}.`) && name.endsWith(".partial") && (await abandoned(folder, name));
         if (older || unfinished) await folder.removeEntry(name).catch(() => {});
       }
     } catch {
