@@ -67,6 +67,10 @@ FILL_STORAGE = """prefix => {
   return stored;
 }"""
 
+# How many characters of another site's filler (FILL_STORAGE's count) this tab's localStorage shows.
+FILLER_SEEN = """([prefix, filled]) => Object.keys(localStorage).filter((k) => k.startsWith(prefix))
+  .reduce((sum, k) => sum + localStorage.getItem(k).length, 0) === filled"""
+
 FREE_STORAGE = """prefix => {
   for (const key of Object.keys(localStorage)) if (key.startsWith(prefix)) localStorage.removeItem(key);
 }"""
@@ -261,8 +265,11 @@ def make_conflict(a, b, mine, theirs):
     other site frees its data; then A changes the same cell and saves.
     B has changed the cell too, since it last matched: it must ask."""
     switch_to(a)
-    a.evaluate(FILL_STORAGE, FILLER)
+    filled = a.evaluate(FILL_STORAGE, FILLER)
     switch_to(b)
+    # Each tab's renderer keeps its own copy of localStorage, updated from the other's writes a
+    # moment later (under load, B typed into room A had already taken): B waits until it sees all.
+    b.wait_for_function(FILLER_SEEN, arg=[FILLER, filled], timeout=TIMEOUT)
     before = stored(b)
     type_at_top(b, mine)
     expect(cell(b, EXERCISE).locator(".pc-not-saved")).to_be_visible(timeout=TIMEOUT)
