@@ -2,9 +2,10 @@
 
 Three measurements, each a function of this module so that the page runs the very same code:
 
-- :func:`first_token`: the live demo of ``docs/serving.md`` (its three prompts, pool, block size,
-  temperature and seeds, with the reference ``schedule`` and attention) from a Python that has
-  not loaded the model yet: the time to the first generated token, model load included.
+- :func:`first_token`: the live demo of ``docs/serving.md`` (its three prompts, arriving one per
+  step, pool, block size, temperature and seeds, with the reference ``schedule`` and attention)
+  from a Python that has not loaded the model yet: the time to the first generated token, model
+  load included.
 - :func:`throughput`: 8 requests of the trained model at once (a pool with room for all, vLLM's
   block size 16, sampled at temperature 0.7 with a seed each): generated tokens / wall time,
   prefill included.
@@ -51,8 +52,9 @@ def first_token(start_wall_ms: float | None = None) -> dict:
             caller knows it (the page passes JavaScript's ``Date.now()``, the same clock).
 
     Returns ``{"python_ms": from this call to the first token, "run_to_first_token_ms": from
-    start_wall_ms (None without it), "load_ms": the model's load, "tokens": the demo's full
-    output equals dense_generate (bool)}``.
+    start_wall_ms (None without it), "load_ms": the model's load, "exact": the demo's full
+    output equals dense_generate (bool), "first_step_requests": requests in the step that gave
+    the first token, "texts": the demo's texts}``.
     """
     t0 = time.perf_counter()
     model = TinyLM.load()
@@ -60,17 +62,20 @@ def first_token(start_wall_ms: float | None = None) -> dict:
     need = [(len(p) + DEMO_NEW_TOKENS + DEMO_BLOCK_SIZE - 1) // DEMO_BLOCK_SIZE for p, _ in DEMO_PROMPTS]
     engine = LLMEngine(model, num_blocks=max(need) + sum(need) // 3, block_size=DEMO_BLOCK_SIZE, max_num_seqs=3)
     params = [SamplingParams(temperature=DEMO_TEMPERATURE, seed=seed) for _, seed in DEMO_PROMPTS]
-    for (prompt, _), sp in zip(DEMO_PROMPTS, params):
-        engine.add_request(prompt, DEMO_NEW_TOKENS, sampling_params=sp)
-    while not engine.step().new_tokens:
-        pass
-    first_wall, first = time.time() * 1000.0, time.perf_counter()
-    while engine.has_unfinished_requests():
-        engine.step()
+    arriving = [(prompt, sp) for (prompt, _), sp in zip(DEMO_PROMPTS, params)]
+    first, first_step = None, None
+    while arriving or engine.has_unfinished_requests():
+        if arriving:  # as the page's demo: one arrival per step, the first alone
+            prompt, sp = arriving.pop(0)
+            engine.add_request(prompt, DEMO_NEW_TOKENS, sampling_params=sp)
+        out = engine.step()
+        if first is None and out.new_tokens:
+            first_wall, first, first_step = time.time() * 1000.0, time.perf_counter(), out
     enc = model.tokenizer.encode
     exact = all(engine.output(rid) == dense_generate(model, enc(p), DEMO_NEW_TOKENS, sampling_params=sp)
                 for rid, (p, _), sp in zip(range(len(DEMO_PROMPTS)), DEMO_PROMPTS, params))
     return {"python_ms": (first - t0) * 1000.0, "load_ms": load * 1000.0, "exact": exact,
+            "first_step_requests": len(first_step.new_tokens),
             "run_to_first_token_ms": None if start_wall_ms is None else first_wall - start_wall_ms,
             "texts": [model.tokenizer.decode(engine.output(rid)) for rid in range(len(DEMO_PROMPTS))]}
 

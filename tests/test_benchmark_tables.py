@@ -269,3 +269,7 @@ def test_the_serving_bench_runs_the_pages_live_demo():
     assert f"TEMPERATURE = {serving.DEMO_TEMPERATURE}  #" in page
     assert f"MAX_NEW_TOKENS = {serving.DEMO_NEW_TOKENS}\n" in page
     assert f"block_size={serving.DEMO_BLOCK_SIZE}," in page
+    # The demo's requests arrive one per step (its first token after one prompt's prefill): the bench too.
+    import inspect
+    assert "prompt, params = arriving.pop(0)" in page
+    assert "arriving.pop(0)" in inspect.getsource(serving.first_token)

@@ -329,6 +329,26 @@ def test_the_simulation_pool_is_the_papers_fifteen_thousand_seven_hundred_slots(
     assert sim.KV_POOL_BYTES // sim.KV_BYTES_PER_TOKEN == 15_728  # Table 1: 15.7K slots
 
 
+def test_drawn_lengths_do_not_depend_on_the_rate_and_are_not_the_datasets_means():
+    """The page prints one sample's means for every rate of a dataset, beside Fig. 11's."""
+    from labs.serving_sim import DATASETS, MAX_SEQ_LEN, draw_requests
+    slow, fast = draw_requests("sharegpt", 24, 0.5), draw_requests("sharegpt", 24, 4.0)
+    assert [(p, o) for _, p, o in slow] == [(p, o) for _, p, o in fast]
+    assert all(p <= MAX_SEQ_LEN // 2 and p + o <= MAX_SEQ_LEN for _, p, o in slow)
+    mean_out = sum(o for _, _, o in slow) / len(slow)
+    assert round(mean_out) != round(DATASETS["sharegpt"][1])  # drawn: 415 here, not Fig. 11's 338
+
+
+def test_a_fully_cached_prompt_recomputes_its_last_block_not_only_its_last_token():
+    """vLLM v1 looks up num_tokens - 1 tokens; hits are whole blocks, so (n - 1) // B blocks hit."""
+    from labs.kv_cache_manager import KVCacheManager
+    from labs.scheduler import Request
+    kv = KVCacheManager(num_blocks=6, block_size=4)
+    kv.allocate(Request("a", list(range(8)), 1))
+    kv.allocate(Request("b", list(range(8)), 1))  # the same 8 tokens: 2 full blocks cached
+    assert kv.blocks.num_hit_blocks["b"] == (8 - 1) // 4 == 1  # the second block is computed again
+
+
 def test_paged_allocation_batches_more_and_waits_less_than_a_static_reservation():
     from labs.serving_sim import draw_requests, simulate
     arrivals = draw_requests("alpaca", 60, rate=20.0)

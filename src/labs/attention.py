@@ -329,8 +329,12 @@ class PartialAttention(SoftmaxState):
 
     Raises as SoftmaxState; ValueError when two parts' O differ in length.
     Source: flash-decoding (Dao et al., 2023, "Flash-Decoding for long-context
-    inference") and vLLM's paged attention v2 (``paged_attention_v2_reduce_kernel``),
-    which split the keys into partitions and merge (m, ℓ, O) this way.
+    inference") and vLLM's paged attention v2, which split the keys into partitions
+    processed in parallel and then reduce them in one pass: the global max, each
+    partition's sum rescaled by exp(m_i - M), the outputs weighted accordingly
+    (``paged_attention_v2_reduce_kernel``; v2 stores O already divided by ℓ,
+    flash-decoding stores O with its log-sum-exp). ⊕ is the same algebra, one pair
+    at a time.
 
     >>> a = PartialAttention(0.0, 1.0, (2.0,))  # one key: score 0, value 2
     >>> b = PartialAttention(0.0, 1.0, (4.0,))  # one key: score 0, value 4

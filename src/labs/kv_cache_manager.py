@@ -9,9 +9,13 @@ of vLLM v1's ``KVCacheManager`` (``vllm/v1/core/kv_cache_manager.py``):
 decode step, ``free`` when a request finishes or is preempted. It counts
 prefix-cache queries and hits in tokens, as vLLM's ``PrefixCacheStats`` does.
 
-As in vLLM v1, a prompt is never a hit to its last token: that token is
-computed again, since its logits give the first new token
-(``get_computed_blocks`` looks up at most ``num_tokens - 1`` tokens).
+As in vLLM v1, the prefix cache is looked up for at most ``num_tokens - 1``
+tokens (``max_cache_hit_length = request.num_tokens - 1`` in
+``get_computed_blocks``), so that the last token is computed and its logits give
+the first new token. Hits are whole blocks, so ⌊(n − 1) / B⌋ blocks hit at most:
+when the whole prompt is cached, its last block is computed again, not only its
+last token (v1's comment: "This can trigger recomputation of an entire block,
+rather than just the single last token").
 """
 
 from __future__ import annotations

@@ -8,15 +8,22 @@ mapping and ``reshape_and_cache``). A step computes, for each request of the
 batch, the positions whose K/V are not cached yet: every uncached prompt
 position in a prefill, the one last token in a decode.
 
-Attention of one query is **split by physical block**
-(:func:`paged_decode_attention`): each block gives its running max m, sum ℓ and
-unnormalised output O, and the parts are merged with the online-softmax ⊕
-(:class:`labs.attention.PartialAttention`, Lab 2's merge) — flash-decoding
-(Dao et al., 2023) and vLLM's paged attention v2, which split a long
-context into partitions so that many can be read at once. vLLM's v2 kernel
-makes a partition of 512 tokens (``PARTITION_SIZE``, 32 blocks of 16) and
-merges them in ``paged_attention_v2_reduce_kernel``; here a partition is one
-physical block, the smallest unit the block table names.
+Attention of one query reads K and V **block by block through the block
+table** (:func:`paged_decode_attention`), which is PagedAttention itself (Kwon
+et al. 2023, section 5.1; in vLLM's first kernel each warp fetches one block of
+keys at a time). Each block gives its max m, sum ℓ and unnormalised output O,
+and the blocks are folded in order into a running state with the
+online-softmax ⊕ (:class:`labs.attention.PartialAttention`, Lab 2's merge).
+Flash-decoding (Dao et al., 2023) and vLLM's ``paged_attention_v2`` use the
+same algebra to read the keys *in parallel*: v2 gives each partition of
+``PARTITION_SIZE`` = 512 tokens its own thread block, which stores its max
+logit, exp sum and output already divided by that sum, and one separate
+``paged_attention_v2_reduce_kernel`` takes the global max, rescales each sum
+(``exp_sums[i] * expf(l - max_logit)``) and forms the weighted sum of the
+outputs; flash-decoding stores each split's output with its log-sum-exp. The
+fold here is the sequential form of that reduction. (On CUDA, vLLM v1's default
+backend is FlashAttention, ``flash_attn_varlen_func`` with the block table and
+split-KV; ``paged_attention_v2`` is its older kernel.)
 """
 
 from __future__ import annotations
@@ -64,8 +71,10 @@ def paged_decode_attention(q, cache: PagedKVCache, block_table, num_tokens: int,
 
     Returns (head_dim,): sum_t softmax(scale q . k_t) v_t, equal to dense attention
     over the gathered K, V to rounding. Raises PageFault when num_tokens is below 1
-    or past what the block table maps. Source: flash-decoding; vLLM's
-    ``paged_attention_v2`` kernel and its reduce kernel (m, ℓ, O per partition).
+    or past what the block table maps. Source: PagedAttention (Kwon et al. 2023,
+    section 5.1) for reading through the block table; the (m, ℓ, O) merge of
+    flash-decoding and of vLLM's ``paged_attention_v2_reduce_kernel``, applied
+    here one block at a time, in order.
 
     >>> cache = PagedKVCache(num_blocks=3, block_size=2, head_dim=1)
     >>> for slot, (k, v) in zip([4, 5, 0], [(0.0, 1.0), (0.0, 2.0), (0.0, 6.0)]):

@@ -12,8 +12,10 @@ while the batch has room (``max_num_seqs``) and the KV pool has its blocks;
 the first request that does not fit stops admission (no overtaking).
 A decode step needs one new block for each request whose last block is full.
 When none is free, the most recently admitted running request is
-**preempted by recompute** (Kwon et al., SOSP 2023, section 4.5; vLLM v1's
-only mode): its blocks are freed and it goes back to the *front* of
+**preempted by recompute** (Kwon et al., SOSP 2023, section 4.5: first come,
+first served, the latest-arrived preempted first, all of its blocks or none; the
+paper swaps or recomputes, vLLM v1 only recomputes): its blocks are freed and it
+goes back to the *front* of
 ``waiting``, keeping the tokens it generated. Readmitted, its prompt and
 output are prefilled again (what the prefix cache still holds is not
 recomputed), so no token is lost or repeated.
@@ -136,8 +138,9 @@ class Scheduler:
 
     Args:
         kv: a ``labs.kv_cache_manager.KVCacheManager`` (the block pool and prefix cache).
-        max_num_seqs: the most requests in one batch (nano-vLLM's and vLLM's
-            ``max_num_seqs``), >= 1.
+        max_num_seqs: the most requests running at once, >= 1 (vLLM v1's
+            ``max_num_seqs``, which caps ``len(self.running)``; nano-vLLM's caps
+            the requests scheduled in one step).
         schedule_fn: a function of the scheduler that plans one step and
             returns a SchedulerOutput; None for :func:`schedule`.
 
@@ -216,7 +219,8 @@ def schedule(scheduler: Scheduler) -> SchedulerOutput:
     is preempted (all its blocks freed, back to the *front* of waiting, its
     generated tokens kept) — or the request itself, if it is the last.
     Source: nano-vLLM's ``Scheduler.schedule`` (prefill first, then decode,
-    preempting ``running.pop()``, the newest); vLLM v1 preempts the newest too.
+    preempting ``running.pop()``, the newest); vLLM v1 does the same under its
+    default FCFS policy (its priority policy preempts the lowest priority).
 
     Args:
         scheduler: a :class:`Scheduler`; its waiting, running, kv and

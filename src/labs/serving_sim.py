@@ -1,8 +1,10 @@
 """The paper's setting at its own scale: Lab 4's Scheduler driving a cost model of OPT-13B on one A100-40GB.
 
 Kwon et al., "Efficient Memory Management for Large Language Model Serving with
-PagedAttention", SOSP 2023, section 6: requests arrive as a Poisson process, their
-prompt and output lengths drawn like ShareGPT's or Alpaca's (Fig. 11); the metric is
+PagedAttention", SOSP 2023, section 6: requests arrive as a Poisson process, with
+ShareGPT's or Alpaca's lengths (Fig. 11). The paper replays the datasets' own lengths;
+here they are drawn, exponential around Fig. 11's means (:func:`draw_requests`), so a
+small sample's means differ from the datasets'. The metric is
 the **normalised latency**, the mean over requests of end-to-end latency divided by
 output length (section 6.1), plotted against the request rate (Fig. 12).
 
@@ -10,8 +12,10 @@ Nothing is computed on tokens here: the same :class:`labs.scheduler.Scheduler`
 admits, decodes and preempts, over one of two KV pools of the same size:
 
 - ``"paged"``: :class:`labs.kv_cache_manager.KVCacheManager`, blocks of 16 taken as tokens arrive;
-- ``"static"``: every request reserves its maximum length (2,048 slots) when admitted,
-  as the paper's Orca (Max) and FasterTransformer baselines do (section 6.1).
+- ``"static"``: every request reserves the model's maximum length (MAX_SEQ_LEN slots) when
+  admitted, with iteration-level scheduling: the paper's Orca (Max) baseline (section 6.1).
+  FasterTransformer, with request-level batching, does worse in the paper; Orca (Pow2) and
+  Orca (Oracle), which reserve less, do better.
 
 A step's time is a roofline: max(FLOPs / peak FLOP/s, bytes / HBM bandwidth), the
 bytes being the weights, read once per step, plus the keys and values the batch reads.
@@ -42,7 +46,9 @@ HBM_BYTES_PER_S = 1555e9
 PEAK_FLOPS = 312e12
 BLOCK_SIZE = 16  # vLLM's default block size
 MAX_SEQ_LEN = 2048  # OPT's max_position_embeddings: the static baselines reserve this per request
-MAX_NUM_SEQS = 256  # vLLM's default max_num_seqs (v0.1.0, the paper's version, and v1's offline default)
+# vLLM's default max_num_seqs in v0.1.0 (the paper's version), and v1's on an A100 (get_batch_defaults in
+# vllm/engine/arg_utils.py: 1,024 on GPUs of >= 70 GiB that are not A100s).
+MAX_NUM_SEQS = 256
 # Mean (prompt, output) lengths in tokens, Kwon et al. Fig. 11: ShareGPT 161.31 / 337.99, Alpaca
 # 19.31 / 58.45 (read from the figure; section 6.1's text checks their ratios: ShareGPT has 8.4x longer
 # prompts and 5.8x longer outputs on average).
@@ -50,7 +56,7 @@ DATASETS = {"sharegpt": (161.31, 337.99), "alpaca": (19.31, 58.45)}
 
 
 class StaticReservation:
-    """A KV pool where each request reserves ``max_seq_len`` slots at admission (Orca (Max), FasterTransformer).
+    """A KV pool where each request reserves ``max_seq_len`` slots at admission: the paper's Orca (Max).
 
     The same interface as KVCacheManager, so the Scheduler drives either.
     """
@@ -108,8 +114,12 @@ class SimResult:
 
 
 def draw_requests(dataset: str, num_requests: int, rate: float, seed: int = 0) -> list[tuple[float, int, int]]:
-    """(arrival s, prompt_len, output_len) per request: Poisson arrivals at ``rate`` req/s, lengths exponential
-    around the dataset's means (Fig. 11's long tails), at least 1, prompt + output <= 2,048.
+    """(arrival s, prompt_len, output_len) per request: Poisson arrivals at ``rate`` req/s, lengths drawn.
+
+    Lengths are exponential around the dataset's means (Fig. 11's long tails), at least 1, the prompt
+    at most MAX_SEQ_LEN // 2 and prompt + output at most MAX_SEQ_LEN; the paper used the datasets'
+    own lengths, so a sample's means are not Fig. 11's. The lengths do not depend on ``rate``
+    (each gap takes one draw from the same generator whatever the rate).
 
     Raises ValueError for an unknown dataset, rate <= 0 or num_requests < 1.
 
