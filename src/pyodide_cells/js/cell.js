@@ -34,7 +34,8 @@ export class Cell {
    * @param {number} index
    * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
-   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void}} page
+   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void,
+   *   restored: (cell: Cell) => void}} page
    */
   constructor(root, index, page) {
     this.root = root;
@@ -338,6 +339,7 @@ export class Cell {
     await this.setText(this.original);
     this.saved = null;
     this.persist();
+    this.page.restored(this);
     // The build-time output is the original code's again; a run's output is not.
     this.output.unmarkStale();
     if (this.ranHere) this.output.markStale("This output is from the code before Reset; run the cell to see what the original code gives.");

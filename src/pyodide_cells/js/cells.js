@@ -21,7 +21,7 @@ import { StatusBar } from "./statusbar.js";
 import { Cell, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
 import { PageTools } from "./pagetools.js";
-import { readProgress, recordProgress } from "./progress.js";
+import { forgetProgress, readProgress, recordProgress } from "./progress.js";
 
 const CONFIG = /** @type {any} */ (window).PYODIDE_CELLS_CONFIG || {};
 const startedAt = performance.now();
@@ -94,6 +94,10 @@ function main() {
     topMargin: () => Math.max(0, bar.root.getBoundingClientRect().bottom),
     edited: () => tools?.update(),
     changed: () => checks?.codeChanged(),
+    // An exercise back to its starter code: the count its checks found is about code that is gone.
+    restored: (/** @type {Cell} */ cell) => {
+      if (cell.root.classList.contains("tag_exercise")) forgetProgress(location.pathname);
+    },
   };
   /** @type {ChecksConsole | null} */
   let checks = null;
