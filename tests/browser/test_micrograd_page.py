@@ -228,6 +228,9 @@ def test_errors_show_tracebacks_and_the_next_run_works(page, base_url):
     out = run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).get_attribute("data-state") == "error"
     assert 'File "<cell 1>", line 3' in out and "TypeError" in out and "'str'" in out
+    # Run again (Python's second run of it): still the number its toolbar shows, not the run's.
+    out = run_and_wait(page, EXERCISE)
+    assert 'File "<cell 1>", line 3' in out and cell(page, EXERCISE).locator(".pc-count").inner_text() == "cell 1"
     set_code(page, EXERCISE, "def f(:\n    pass")
     out = run_and_wait(page, EXERCISE)
     assert "SyntaxError" in out and "line 1" in out and "def f(:" in out

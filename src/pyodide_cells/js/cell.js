@@ -9,7 +9,7 @@ import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { holdFirstOutput } from "./hold.js";
 import { hangingColumns, showLines } from "./codelines.js";
-import { LIMITS } from "./protocol.js";
+import { LIMITS, cellName } from "./protocol.js";
 import { STOPPED } from "./scheduler.js";
 import { describe } from "./statusbar.js";
 
@@ -54,7 +54,7 @@ export class Cell {
       root.append(output);
     }
     output.setAttribute("aria-live", "polite");
-    output.setAttribute("aria-label", `Output of cell ${index + 1}`);
+    output.setAttribute("aria-label", `Output of ${cellName(index)}`);
     this.output = new OutputArea(output);
     this.auto = root.classList.contains("tag_auto-rerun");
     /** @type {EditorView | null} CodeMirror's view, once made (ensureEditor) */
@@ -80,7 +80,10 @@ export class Cell {
   build(input) {
     this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.page.isRunning(this) ? this.page.stop() : this.page.run(this)) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
-    this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
+    // The cell's name, the one number the page uses for it (protocol.cellName): the status bar's
+    // "running cell 4" and a traceback's File "<cell 4>" say the same. Not Jupyter's execution
+    // count, which changes with every run and is named by no traceback of an earlier run's function.
+    this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: cellName(this.index) });
     this.statusText = el("span", { class: "pc-cell-status", text: "" });
     this.editedBadge = el("span", { class: "pc-edited", text: "edited", hidden: "" });
     this.notes = el("div", { class: "pc-cell-notes" });
@@ -183,7 +186,7 @@ export class Cell {
         this.editor = createEditor({
           doc: this.code,
           parent: this.mount,
-          label: `Code of cell ${this.index + 1}`,
+          label: `Code of ${cellName(this.index)}`,
           onRun: () => this.page.run(this),
           onRunNext: () => this.page.runNext(this),
           onChange: () => this.persist(),
@@ -322,7 +325,7 @@ export class Cell {
   /** How the page names this cell to the learner: "cell 4 (under “Second pass”)", its section's heading. */
   describe() {
     const title = headingText(this.root.closest("section"));
-    return title ? `cell ${this.index + 1} (under “${title}”)` : `cell ${this.index + 1}`;
+    return title ? `${cellName(this.index)} (under “${title}”)` : cellName(this.index);
   }
 
   markEdited() {
@@ -379,8 +382,6 @@ export class Cell {
     else if (state === "interrupted" && run) text = run.reason === STOPPED ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
     else if (state === "cancelled" && run) text = `Cancelled: ${run.reason}`;
     if (run && this.statusText.textContent !== text && !this.editorFailed) this.statusText.textContent = text;
-    const count = run?.answer?.execution_count;
-    this.counter.textContent = state === "queued" || state === "running" ? "[*]" : s.history.has(this.index) && count ? `[${count}]` : "[ ]";
     const busy = state === "running" || state === "queued";
     this.runButton.textContent = state === "running" ? "■ Stop" : "▶ Run";
     this.runButton.title = state === "running" ? "Stop the running code" : "Run this cell (Ctrl+Enter)";

@@ -49,8 +49,9 @@ export const BOOT_STEPS = Object.freeze([
  *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
  *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
  *   enough, snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
- * @typedef {{type: "run", id: number, code: string}} RunRequest
- *   Run a cell's code in the page's namespace.
+ * @typedef {{type: "run", id: number, code: string, name?: string}} RunRequest
+ *   Run a cell's code in the page's namespace. `name` names the code in tracebacks
+ *   (`File "<cell 4>", line 2`): a cell's is `cellName(index)`, the number the page shows for it.
  * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest
  *   Run the page's doctest blocks against the namespace; `names` are the names the checks take from the learner.
  * @typedef {{type: "reset", id: number}} ResetRequest
@@ -64,8 +65,16 @@ export const init = (
   /** @type {SharedArrayBuffer | null} */ interruptBuffer,
   /** @type {InitMessage["siteSnapshot"]} */ siteSnapshot = "auto",
 ) => ({ type: "init", port, interruptBuffer, siteSnapshot });
+/**
+ * How the page names a cell, everywhere (toolbar, status bar, tracebacks, messages): by its place on
+ * the page, from 1. A run's number would change with every run, and a function defined in an earlier
+ * run would name a cell that no toolbar shows any more.
+ * @param {number} index  the cell's index, from 0
+ */
+export const cellName = (index) => `cell ${index + 1}`;
 /** @returns {RunRequest} */
-export const run = (/** @type {number} */ id, /** @type {string} */ code) => ({ type: "run", id, code });
+export const run = (/** @type {number} */ id, /** @type {string} */ code, /** @type {string | undefined} */ name = undefined) =>
+  name === undefined ? { type: "run", id, code } : { type: "run", id, code, name };
 /** @returns {CheckRequest} */
 export const check = (/** @type {number} */ id, /** @type {string[]} */ blocks, /** @type {string[]} */ names) => ({
   type: "check",
@@ -172,7 +181,7 @@ const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", 
 export function asRequest(data) {
   const msg = /** @type {any} */ (data);
   if (!msg || typeof msg !== "object" || !REQUEST_TYPES.has(msg.type) || !Number.isInteger(msg.id)) return null;
-  if (msg.type === "run" && typeof msg.code !== "string") return null;
+  if (msg.type === "run" && (typeof msg.code !== "string" || (msg.name !== undefined && typeof msg.name !== "string"))) return null;
   if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((b) => typeof b === "string"))) return null;
   return msg;
 }

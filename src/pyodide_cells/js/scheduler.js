@@ -394,7 +394,8 @@ export class Scheduler {
     run.sink.start?.();
     if (run.kind === "checks") this.transport.send(protocol.check(run.id, run.blocks || [], run.names || []));
     else if (run.kind === "reset") this.transport.send(protocol.reset(run.id));
-    else this.transport.send(protocol.run(run.id, run.code || ""));
+    // Code that is no cell's (runCode) is named "code", never a number a cell could have.
+    else this.transport.send(protocol.run(run.id, run.code || "", run.kind === "cell" && run.cell !== null ? protocol.cellName(run.cell) : "code"));
     this.changed();
   }
 

@@ -4,12 +4,13 @@
 // beyond its elements: render() draws it again from the scheduler.
 
 import { el } from "./util.js";
+import { cellName } from "./protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 
 /** What a run is, in words: "cell 3", "the checks". @param {Run} run */
 export function describe(run) {
-  if (run.kind === "cell" && run.cell !== null) return `cell ${run.cell + 1}`;
+  if (run.kind === "cell" && run.cell !== null) return cellName(run.cell);
   if (run.kind === "checks") return "the checks";
   if (run.kind === "reset") return "the restart";
   return "code";

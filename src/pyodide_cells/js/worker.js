@@ -502,7 +502,7 @@ async function answer(request) {
   const t0 = performance.now();
   try {
     if (request.type === "run") {
-      const proxy = runner.run(request.code);
+      const proxy = runner.run(request.code, request.name ?? null);
       const result = proxy.toJs({ dict_converter: Object.fromEntries });
       proxy.destroy();
       flushStreams();
