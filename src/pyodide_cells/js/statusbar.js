@@ -51,6 +51,11 @@ export class StatusBar {
     if (anchor && anchor.tagName === "H1") anchor.after(this.root, this.keys);
     else if (anchor) anchor.before(this.root, this.keys);
     else article.prepend(this.root, this.keys);
+    // A link to a place on the page (#assertion-console, a heading) must land below the bar,
+    // which sticks at the top: cells.css adds its height, kept here, to the target's scroll margin.
+    const keep = () => document.documentElement.style.setProperty("--pc-bar-height", `${this.root.offsetHeight}px`);
+    keep();
+    if ("ResizeObserver" in window) new ResizeObserver(keep).observe(this.root);
   }
 
   /**
