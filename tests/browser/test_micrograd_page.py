@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from labs.autograd import build_neuron
 from labs.checks import doctest_blocks, run_blocks
-from tests.browser.helpers import (TIMEOUT, cell, check, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
+from tests.browser.helpers import (TIMEOUT, cell, check, editor, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
 from tests.pages import check_count, exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser
@@ -265,3 +265,29 @@ def test_the_lab_reads_on_a_phone(phone_page, base_url, artifacts_dir):
     width = phone_page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways on a phone: {width}px"
     phone_page.screenshot(path=str(artifacts_dir / "micrograd-phone.png"), full_page=True)
+
+
+def test_ctrl_space_completes_from_the_live_namespace_and_waits_for_a_run(page, base_url):
+    open_lab(page, base_url)
+    run_and_wait(page, EXERCISE)  # defines Value
+    box = editor(page, GRAPH)
+    box.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("Val")
+    page.keyboard.press("Control+Space")
+    options = cell(page, GRAPH).locator(".cm-tooltip-autocomplete li")
+    options.first.wait_for(timeout=TIMEOUT)
+    assert options.all_inner_texts() == ["Value", "ValueError"]  # the learner's class, then the built-in
+    page.keyboard.press("Enter")
+    assert box.locator(".cm-line").last.inner_text() == "Value"
+    # An attribute of the learner's object, asked while Python is busy: the toolbar says it waits.
+    page.keyboard.press("Enter")
+    page.keyboard.type("o.")  # the neuron's output, a Value the exercise cell made
+    page.evaluate("void pyodideCells.runCode('import time\\nt = time.time()\\nwhile time.time() - t < 1.5: pass')")
+    page.keyboard.press("Control+Space")
+    status = cell(page, GRAPH).locator(".pc-cell-status")
+    expect(status).to_have_text("Completion waits for code to end…")
+    options.first.wait_for(timeout=TIMEOUT)
+    assert {"backward", "data", "grad", "tanh"} <= set(options.all_inner_texts())
+    assert status.inner_text() != "Completion waits for code to end…"

@@ -323,3 +323,22 @@ test("with the build's list, the checks run only the cells they need, in order",
   s.check(["b"], [], cellAt);
   assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [0, 3, "checks"]);
 });
+
+test("a completion waits for the running cell, then asks Python; it runs no code of the learner's", async () => {
+  const { s, transport } = setup();
+  ready(s);
+  s.runCell(0, cellAt);
+  const run = s.complete("x = Val", 7);
+  assert.equal(describe(s.ahead(run)), "cell 1"); // what the toolbar says it waits for
+  assert.equal(transport.sent.length, 1); // not sent while the cell runs
+  done(s);
+  assert.deepEqual(transport.sent.at(-1), protocol.complete(run.id, "x = Val", 7));
+  assert.equal(describe(s.running), "a completion");
+  const completions = { from: 4, options: [{ label: "Value", type: "class" }] };
+  s.receive(protocol.done(run.id, "ok", 0.4, null, { completions }));
+  assert.deepEqual((await run.ended).answer.completions, completions);
+  assert.equal(s.finishedRuns, 1); // the cell's run only
+  // A request the worker would not understand is not one: a cursor outside the code.
+  assert.equal(protocol.asRequest({ type: "complete", id: 3, code: "ab", cursor: 5 }), null);
+  assert.equal(protocol.asRequest(protocol.complete(3, "ab", 2))?.type, "complete");
+});

@@ -35,7 +35,8 @@ export class Cell {
    * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
    *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void,
-   *   restored: (cell: Cell) => void}} page
+   *   restored: (cell: Cell) => void,
+   *   complete: (code: string, cursor: number) => {waitsFor: string, ended: Promise<import("./protocol.js").Completions | null>}}} page
    */
   constructor(root, index, page) {
     this.root = root;
@@ -192,6 +193,7 @@ export class Cell {
           onChange: () => this.persist(),
           topMargin: this.page.topMargin,
           hangingColumns,
+          complete: (code, cursor) => this.complete(code, cursor),
         });
         if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
         return this.editor;
@@ -346,6 +348,24 @@ export class Cell {
     // The build-time output is the original code's again; a run's output is not.
     this.output.unmarkStale();
     if (this.ranHere) this.output.markStale("This output is from the code before Reset; run the cell to see what the original code gives.");
+  }
+
+  /**
+   * Ctrl+Space: the names that complete the one at the cursor, from Python's namespace. A
+   * completion waits for what Python is doing; the toolbar says what it waits for meanwhile.
+   * @param {string} code @param {number} cursor
+   */
+  async complete(code, cursor) {
+    const { waitsFor, ended } = this.page.complete(code, cursor);
+    const note = waitsFor ? `Completion waits for ${waitsFor}…` : "";
+    const before = this.statusText.textContent;
+    if (note) this.statusText.textContent = note;
+    try {
+      return await ended;
+    } finally {
+      // What the toolbar said comes back, unless a run's state has been drawn over the note meanwhile.
+      if (note && this.statusText.textContent === note) this.statusText.textContent = before;
+    }
   }
 
   // -------------------------------------------------------------- running

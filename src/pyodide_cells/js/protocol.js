@@ -56,7 +56,10 @@ export const BOOT_STEPS = Object.freeze([
  *   Run the page's doctest blocks against the namespace; `names` are the names the checks take from the learner.
  * @typedef {{type: "reset", id: number}} ResetRequest
  *   Forget every name the cells defined (same interpreter).
- * @typedef {RunRequest | CheckRequest | ResetRequest} Request
+ * @typedef {{type: "complete", id: number, code: string, cursor: number}} CompleteRequest
+ *   Ctrl+Space in a cell: complete the dotted name that ends at offset `cursor` of `code` from the
+ *   namespace (runner.py CellRunner.complete). Answered by a `done` with `completions`.
+ * @typedef {RunRequest | CheckRequest | ResetRequest | CompleteRequest} Request
  */
 
 /** @returns {InitMessage} */
@@ -84,6 +87,8 @@ export const check = (/** @type {number} */ id, /** @type {string[]} */ blocks, 
 });
 /** @returns {ResetRequest} */
 export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
+/** @returns {CompleteRequest} */
+export const complete = (/** @type {number} */ id, /** @type {string} */ code, /** @type {number} */ cursor) => ({ type: "complete", id, code, cursor });
 
 // ------------------------------------------------------------ worker -> page
 
@@ -107,9 +112,12 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
  *   block: number, line: number, status: "passed" | "failed" | "error" | "not run", got: string,
  *   reason: string}} CheckRecord  a labs.checks.Result (Result.as_dict)
  * @typedef {"ok" | "error" | "interrupted"} DoneStatus
+ * @typedef {{from: number, options: {label: string, type: string}[]}} Completions
+ *   The names that complete the one before the cursor, replacing `code` from offset `from` (after its last dot).
  * @typedef {{type: "done", id: number, status: DoneStatus, ms: number, execution_count: number | null,
- *   results?: CheckRecord[], warnings?: string[]}} DoneMessage
- *   The end of a request: every request gets exactly one `done`, or a `fatal`. `results` and `warnings` answer a `check`.
+ *   results?: CheckRecord[], warnings?: string[], completions?: Completions}} DoneMessage
+ *   The end of a request: every request gets exactly one `done`, or a `fatal`. `results` and `warnings` answer a `check`;
+ *   `completions` a `complete`.
  * @typedef {{type: "fatal", id: number, message: string}} FatalMessage
  *   Request `id` broke the interpreter, which cannot be used again (a stack overflow inside it, an abort):
  *   it ends that request in place of `done`, and the page starts a new worker.
@@ -156,7 +164,7 @@ export const error = (/** @type {number} */ id, /** @type {string} */ ename, /**
  * @param {DoneStatus} doneStatus
  * @param {number} ms
  * @param {number | null} executionCount
- * @param {{results?: CheckRecord[], warnings?: string[]}} [answer]
+ * @param {{results?: CheckRecord[], warnings?: string[], completions?: Completions}} [answer]
  * @returns {DoneMessage}
  */
 export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
@@ -170,7 +178,7 @@ export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
 /** @returns {FatalMessage} */
 export const fatal = (/** @type {number} */ id, /** @type {string} */ message) => ({ type: "fatal", id, message });
 
-const REQUEST_TYPES = new Set(["run", "check", "reset"]);
+const REQUEST_TYPES = new Set(["run", "check", "reset", "complete"]);
 const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", "error", "done", "fatal"]);
 
 /**
@@ -183,6 +191,7 @@ export function asRequest(data) {
   if (!msg || typeof msg !== "object" || !REQUEST_TYPES.has(msg.type) || !Number.isInteger(msg.id)) return null;
   if (msg.type === "run" && (typeof msg.code !== "string" || (msg.name !== undefined && typeof msg.name !== "string"))) return null;
   if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((b) => typeof b === "string"))) return null;
+  if (msg.type === "complete" && !(typeof msg.code === "string" && Number.isInteger(msg.cursor) && msg.cursor >= 0 && msg.cursor <= msg.code.length)) return null;
   return msg;
 }
 

@@ -13,6 +13,7 @@ export function describe(run) {
   if (run.kind === "cell" && run.cell !== null) return cellName(run.cell);
   if (run.kind === "checks") return "the checks";
   if (run.kind === "reset") return "the restart";
+  if (run.kind === "complete") return "a completion";
   return "code";
 }
 
