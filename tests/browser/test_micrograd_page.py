@@ -101,6 +101,22 @@ def test_the_graph_switches_views_and_zooms(page, base_url):
     assert zoomed == pytest.approx(width * 1.25, rel=0.02)
 
 
+def test_the_graph_opens_whole_with_readable_labels(page, base_url):
+    # It opened at 100 %, 1,725 px wide in a 734 px frame, the output node off-frame; "Fit" made its labels 6 px.
+    open_lab(page, base_url)
+    graph_svg_text(page)
+    frame = cell(page, GRAPH).locator(".lab-graph-frame")
+    fits = frame.evaluate("f => [f.scrollWidth <= f.clientWidth, f.scrollHeight <= f.clientHeight]")
+    assert fits == [True, True]  # nothing to scroll to: the whole graph shows, o and the leaves
+    label_px = """f => { const svg = f.querySelector('svg'); const text = svg.querySelector('text');
+        return parseFloat(text.getAttribute('font-size')) * 4 / 3 * svg.getBoundingClientRect().width / parseFloat(svg.dataset.naturalWidth); }"""
+    assert frame.evaluate(label_px) >= 11
+    shown = cell(page, GRAPH).locator(".lab-graph-zoom").inner_text()
+    assert shown.endswith(" %") and int(shown[:-2]) <= 100
+    cell(page, GRAPH).get_by_role("button", name="Fit the whole graph").click()
+    assert frame.evaluate(label_px) >= 11
+
+
 def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, base_url):
     # The exercise's Value keeps _prev as a set, as micrograd does; its order follows
     # memory addresses, and the graph Python drew in the page had its branches swapped
@@ -115,15 +131,17 @@ def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, ba
 
 def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     # The graph's cell runs again after every run: its new figure took the learner
-    # back to "Both" at 100 %, and its frame stood empty until Graphviz drew it, the
+    # back to "Both" at the zoom it opens at, and its frame stood empty until Graphviz drew it, the
     # page below moving up by the graph's height and back.
     open_lab(page, base_url)
     graph_svg_text(page)
     graph = cell(page, GRAPH)
     graph.get_by_label("Backward: gradients").check()
     page.wait_for_function("!document.querySelector('.lab-graph-frame svg').textContent.includes('data ')")
+    opened = graph.locator(".lab-graph-zoom").inner_text()
     graph.get_by_label("Zoom in").click()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    expect(graph.locator(".lab-graph-zoom")).not_to_have_text(opened)
+    zoomed = graph.locator(".lab-graph-zoom").inner_text()
     output = graph.locator(".cell_output")
     before = output.evaluate("e => e.getBoundingClientRect().height")
     # Every height the output is drawn at while the exercise and the graph run again.
@@ -140,7 +158,7 @@ def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     heights = page.evaluate("window.graphHeights")
     assert min(heights) >= min(before, after) - 1, (before, after, heights)
     assert graph.get_by_label("Backward: gradients").is_checked()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    expect(graph.locator(".lab-graph-zoom")).to_have_text(zoomed)
     assert "data " not in graph.locator(".lab-graph-frame svg").text_content()
 
 
@@ -149,8 +167,10 @@ def test_the_graphs_view_and_zoom_come_back_after_a_run_that_could_not_draw_it(p
     graph_svg_text(page)
     graph = cell(page, GRAPH)
     graph.get_by_label("Forward: data").check()
+    opened = graph.locator(".lab-graph-zoom").inner_text()
     graph.get_by_label("Zoom out").click()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    expect(graph.locator(".lab-graph-zoom")).not_to_have_text(opened)
+    zoomed = graph.locator(".lab-graph-zoom").inner_text()
     starter = exercise_code(read_page("micrograd.md"))
     set_code(page, EXERCISE, starter + '\no = Value(None, label="o"); o._prev = {Value(2.0)}\n')
     runs_before = runs(page, GRAPH)
@@ -163,7 +183,7 @@ def test_the_graphs_view_and_zoom_come_back_after_a_run_that_could_not_draw_it(p
     graph.locator("figure.lab-graph").scroll_into_view_if_needed()
     page.wait_for_selector(".lab-graph-frame[data-state=drawn] svg", timeout=TIMEOUT)
     assert graph.get_by_label("Forward: data").is_checked()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    expect(graph.locator(".lab-graph-zoom")).to_have_text(zoomed)
     assert "grad " not in graph.locator(".lab-graph-frame svg").text_content()
 
 
