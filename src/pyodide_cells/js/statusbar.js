@@ -40,7 +40,8 @@ export class StatusBar {
       "p",
       { class: "pc-keys" },
       "In a cell: ", kbd("Ctrl+Enter"), " runs it, ", kbd("Shift+Enter"), " runs it and moves on, ",
-      kbd("Tab"), " indents (", kbd("Shift+Tab"), " dedents), ", kbd("Esc"), " then ", kbd("Tab"), " leaves the editor.",
+      kbd("Tab"), " indents (", kbd("Shift+Tab"), " dedents), ", kbd("Ctrl+Space"), " completes a name, ",
+      kbd("Esc"), " then ", kbd("Tab"), " leaves the editor.",
     );
     this.readyText = "";
   }
