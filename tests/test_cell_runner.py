@@ -442,3 +442,45 @@ def test_doctest_testmod_and_unittest_main_in_one_cell_test_what_the_cells_defin
     streams = "".join(p["text"] for k, p in events if k == "stream")
     assert "Ran 1 test in" in streams, streams
     assert events[-1] == ("result", {"data": {"text/plain": "TestResults(failed=0, attempted=1)"}, "execution_count": 1})
+
+
+def completions(runner, code, cursor=None):
+    """The runner's answer to Ctrl+Space at ``cursor`` (the end of ``code`` when None): (from, labels)."""
+    answer = json.loads(runner.complete(code, len(code) if cursor is None else cursor))
+    return answer["from"], [o["label"] for o in answer["options"]], {o["label"]: o["type"] for o in answer["options"]}
+
+
+def test_completion_offers_the_names_earlier_runs_defined_and_the_builtins(run):
+    run("class Value:\n    def __init__(self, data):\n        self.data = data\n        self.grad = 0.0\n"
+        "    def backward(self):\n        pass\nvalues = [1]")
+    start, labels, kinds = completions(run.runner, "x = Val")
+    assert start == 4 and labels == ["Value", "ValueError"]
+    assert kinds == {"Value": "class", "ValueError": "class"}
+    assert completions(run.runner, "val")[1] == ["values"]
+    assert completions(run.runner, "whi")[2] == {"while": "keyword"}
+
+
+def test_completion_offers_an_objects_attributes_and_a_modules_contents(run):
+    run("import math\nclass V:\n    def __init__(self):\n"
+        "        self.grad = 0.0\n    def backward(self):\n        pass\nv = V()")
+    start, labels, kinds = completions(run.runner, "v.gr")
+    assert start == 2 and labels == ["grad"] and kinds["grad"] == "variable"
+    assert completions(run.runner, "v.")[1:] == (["backward", "grad"], {"backward": "function", "grad": "variable"})
+    # no _private names until "_" is typed
+    assert "__init__" in completions(run.runner, "v.__")[1]
+    start, labels, kinds = completions(run.runner, "y = math.sq + 1", cursor=len("y = math.sq"))
+    assert start == len("y = math.") and labels == ["sqrt"] and kinds["sqrt"] == "function"
+    assert completions(run.runner, "ma")[2].get("math") == "namespace"
+
+
+def test_completion_evaluates_no_expression_and_no_property_and_prints_nothing(run):
+    status, events = run("class P:\n    @property\n    def boom(self):\n        print('ran'); raise RuntimeError\n"
+                         "    def __getattr__(self, name):\n        print('looked up', name)\np = P()")
+    assert status["status"] == "ok"
+    run.runner.emit = lambda kind, payload: pytest.fail(f"completion emitted {kind}: {payload}")
+    assert completions(run.runner, "p.bo")[1:] == (["boom"], {"boom": "variable"})  # named, not read
+    assert completions(run.runner, "(p).bo")[1] == []  # an expression: not evaluated
+    assert completions(run.runner, "x = 3.1")[1] == [] and completions(run.runner, "'abc'.up")[1] == []
+    assert completions(run.runner, "nothing_here.x")[1] == []
+    with pytest.raises(ValueError, match="cursor 9 is outside the code"):
+        run.runner.complete("abc", 9)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from labs.autograd import build_neuron
 from labs.checks import doctest_blocks, run_blocks
-from tests.browser.helpers import (TIMEOUT, cell, check, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
+from tests.browser.helpers import (TIMEOUT, cell, check, editor, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
 from tests.pages import check_count, exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser
@@ -101,6 +101,22 @@ def test_the_graph_switches_views_and_zooms(page, base_url):
     assert zoomed == pytest.approx(width * 1.25, rel=0.02)
 
 
+def test_the_graph_opens_whole_with_readable_labels(page, base_url):
+    # It opened at 100 %, 1,725 px wide in a 734 px frame, the output node off-frame; "Fit" made its labels 6 px.
+    open_lab(page, base_url)
+    graph_svg_text(page)
+    frame = cell(page, GRAPH).locator(".lab-graph-frame")
+    fits = frame.evaluate("f => [f.scrollWidth <= f.clientWidth, f.scrollHeight <= f.clientHeight]")
+    assert fits == [True, True]  # nothing to scroll to: the whole graph shows, o and the leaves
+    label_px = """f => { const svg = f.querySelector('svg'); const text = svg.querySelector('text');
+        return parseFloat(text.getAttribute('font-size')) * 4 / 3 * svg.getBoundingClientRect().width / parseFloat(svg.dataset.naturalWidth); }"""
+    assert frame.evaluate(label_px) >= 11
+    shown = cell(page, GRAPH).locator(".lab-graph-zoom").inner_text()
+    assert shown.endswith(" %") and int(shown[:-2]) <= 100
+    cell(page, GRAPH).get_by_role("button", name="Fit the whole graph").click()
+    assert frame.evaluate(label_px) >= 11
+
+
 def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, base_url):
     # The exercise's Value keeps _prev as a set, as micrograd does; its order follows
     # memory addresses, and the graph Python drew in the page had its branches swapped
@@ -115,15 +131,17 @@ def test_the_exercise_run_in_the_page_draws_the_graph_it_was_built_with(page, ba
 
 def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     # The graph's cell runs again after every run: its new figure took the learner
-    # back to "Both" at 100 %, and its frame stood empty until Graphviz drew it, the
+    # back to "Both" at the zoom it opens at, and its frame stood empty until Graphviz drew it, the
     # page below moving up by the graph's height and back.
     open_lab(page, base_url)
     graph_svg_text(page)
     graph = cell(page, GRAPH)
     graph.get_by_label("Backward: gradients").check()
     page.wait_for_function("!document.querySelector('.lab-graph-frame svg').textContent.includes('data ')")
+    opened = graph.locator(".lab-graph-zoom").inner_text()
     graph.get_by_label("Zoom in").click()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    expect(graph.locator(".lab-graph-zoom")).not_to_have_text(opened)
+    zoomed = graph.locator(".lab-graph-zoom").inner_text()
     output = graph.locator(".cell_output")
     before = output.evaluate("e => e.getBoundingClientRect().height")
     # Every height the output is drawn at while the exercise and the graph run again.
@@ -140,7 +158,7 @@ def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     heights = page.evaluate("window.graphHeights")
     assert min(heights) >= min(before, after) - 1, (before, after, heights)
     assert graph.get_by_label("Backward: gradients").is_checked()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("125 %")
+    expect(graph.locator(".lab-graph-zoom")).to_have_text(zoomed)
     assert "data " not in graph.locator(".lab-graph-frame svg").text_content()
 
 
@@ -149,8 +167,10 @@ def test_the_graphs_view_and_zoom_come_back_after_a_run_that_could_not_draw_it(p
     graph_svg_text(page)
     graph = cell(page, GRAPH)
     graph.get_by_label("Forward: data").check()
+    opened = graph.locator(".lab-graph-zoom").inner_text()
     graph.get_by_label("Zoom out").click()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    expect(graph.locator(".lab-graph-zoom")).not_to_have_text(opened)
+    zoomed = graph.locator(".lab-graph-zoom").inner_text()
     starter = exercise_code(read_page("micrograd.md"))
     set_code(page, EXERCISE, starter + '\no = Value(None, label="o"); o._prev = {Value(2.0)}\n')
     runs_before = runs(page, GRAPH)
@@ -163,7 +183,7 @@ def test_the_graphs_view_and_zoom_come_back_after_a_run_that_could_not_draw_it(p
     graph.locator("figure.lab-graph").scroll_into_view_if_needed()
     page.wait_for_selector(".lab-graph-frame[data-state=drawn] svg", timeout=TIMEOUT)
     assert graph.get_by_label("Forward: data").is_checked()
-    expect(graph.locator(".lab-graph-zoom")).to_have_text("80 %")
+    expect(graph.locator(".lab-graph-zoom")).to_have_text(zoomed)
     assert "grad " not in graph.locator(".lab-graph-frame svg").text_content()
 
 
@@ -228,6 +248,9 @@ def test_errors_show_tracebacks_and_the_next_run_works(page, base_url):
     out = run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).get_attribute("data-state") == "error"
     assert 'File "<cell 1>", line 3' in out and "TypeError" in out and "'str'" in out
+    # Run again (Python's second run of it): still the number its toolbar shows, not the run's.
+    out = run_and_wait(page, EXERCISE)
+    assert 'File "<cell 1>", line 3' in out and cell(page, EXERCISE).locator(".pc-count").inner_text() == "cell 1"
     set_code(page, EXERCISE, "def f(:\n    pass")
     out = run_and_wait(page, EXERCISE)
     assert "SyntaxError" in out and "line 1" in out and "def f(:" in out
@@ -262,3 +285,29 @@ def test_the_lab_reads_on_a_phone(phone_page, base_url, artifacts_dir):
     width = phone_page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways on a phone: {width}px"
     phone_page.screenshot(path=str(artifacts_dir / "micrograd-phone.png"), full_page=True)
+
+
+def test_ctrl_space_completes_from_the_live_namespace_and_waits_for_a_run(page, base_url):
+    open_lab(page, base_url)
+    run_and_wait(page, EXERCISE)  # defines Value
+    box = editor(page, GRAPH)
+    box.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("Val")
+    page.keyboard.press("Control+Space")
+    options = cell(page, GRAPH).locator(".cm-tooltip-autocomplete li")
+    options.first.wait_for(timeout=TIMEOUT)
+    assert options.all_inner_texts() == ["Value", "ValueError"]  # the learner's class, then the built-in
+    page.keyboard.press("Enter")
+    assert box.locator(".cm-line").last.inner_text() == "Value"
+    # An attribute of the learner's object, asked while Python is busy: the toolbar says it waits.
+    page.keyboard.press("Enter")
+    page.keyboard.type("o.")  # the neuron's output, a Value the exercise cell made
+    page.evaluate("void pyodideCells.runCode('import time\\nt = time.time()\\nwhile time.time() - t < 1.5: pass')")
+    page.keyboard.press("Control+Space")
+    status = cell(page, GRAPH).locator(".pc-cell-status")
+    expect(status).to_have_text("Completion waits for code to end…")
+    options.first.wait_for(timeout=TIMEOUT)
+    assert {"backward", "data", "grad", "tanh"} <= set(options.all_inner_texts())
+    assert status.inner_text() != "Completion waits for code to end…"

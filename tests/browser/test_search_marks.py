@@ -26,3 +26,13 @@ def test_a_search_result_marks_its_words_past_the_pictures(page, base_url, name,
     }""", word)
     assert last > 0
     # The page's conftest fails the test on the TypeError (an uncaught error in the page).
+
+
+def test_a_search_excerpt_shows_math_once(page, base_url):
+    # KaTeX keeps a formula's text three times (MathML, its TeX annotation, the HTML shown):
+    # the excerpt under a result read "709.78709.78709.78".
+    page.goto(f"{base_url}/search.html?q=score+passes")
+    excerpt = page.locator("#search-results li").filter(has=page.locator('a[href*="online_softmax"]')).locator("p.context")
+    excerpt.first.wait_for(timeout=TIMEOUT)
+    text = excerpt.first.inner_text()
+    assert text.count("709.78") == 1 and "88.72" in text, text

@@ -81,3 +81,19 @@ def test_a_cell_that_raised_is_named_and_the_checks_do_not_pass(page, base_url):
     assert page.locator(".pc-checks-summary").inner_text() == f"{total} / {total} passed · a cell raised an error: see above"
     warning = console.locator(".pc-checks-warnings").inner_text()
     assert "raised an error when it ran" in warning and "Exercise 2" in warning
+
+
+@pytest.mark.parametrize("which", ["page", "phone_page"])
+def test_the_link_to_the_console_lands_with_its_head_below_the_sticky_bar(request, which, base_url):
+    page = request.getfixturevalue(which)  # on a phone the bar sticks under Furo's header
+    open_page(page, base_url, PAGE)
+    link = page.locator(".pc-checks-bar a.pc-checks-link")
+    link.scroll_into_view_if_needed()
+    link.click()
+    page.wait_for_function("location.hash === '#' + document.querySelector('.pc-checks').id")
+    settled = None  # the page scrolls there smoothly: wait until it has stopped
+    while settled != (settled := page.evaluate("new Promise((r) => setTimeout(() => r(scrollY), 150))")):
+        pass
+    bar = page.locator(".pc-runtime").evaluate("b => b.getBoundingClientRect().bottom")
+    head = page.locator("section.pc-checks > .pc-checks-head").evaluate("h => h.getBoundingClientRect().top")
+    assert bar <= head < bar + 48, (bar, head)  # below the bar, and not far below it

@@ -214,7 +214,7 @@ def test_the_keys_hint_names_tab_and_escape_and_escape_then_tab_leaves_the_edito
     assert hint.count() == 1
     assert hint.is_visible()
     text = hint.inner_text()
-    assert "Tab" in text and "Shift+Tab" in text and "Esc" in text
+    assert "Tab" in text and "Shift+Tab" in text and "Esc" in text and "Ctrl+Space completes a name" in text
 
     empty_editor(page, 0)
     inside = "() => !!document.activeElement && !!document.activeElement.closest('.cm-editor')"

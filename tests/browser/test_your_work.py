@@ -109,6 +109,22 @@ def test_progress_shows_on_the_lab_the_landing_page_and_the_sidebar(page, base_u
     expect(summary).to_contain_text(f"(last time: {CHECKS} / {CHECKS} passed)", use_inner_text=True)
 
 
+def test_reset_this_page_takes_the_badges_back_to_what_is_true(page, base_url):
+    # Checked with the solutions, then reset to the starters: "✓ N / N" is no longer the page's code.
+    page.goto(f"{base_url}/{LAB}.html")
+    here = ".sidebar-tree a.current.reference"
+    paste_every_solution(page)
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    assert set(check(page).values()) == {"passed"}
+    page.locator(f"{here} .pc-progress").wait_for()
+    page.once("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="Reset this page").click()
+    page.wait_for_function("document.querySelectorAll('.pc-edited:not([hidden])').length === 0", timeout=TIMEOUT)
+    assert badge(page, here) == ""  # at once, with no Check in between
+    page.goto(f"{base_url}/index.html")
+    assert page.locator(".pc-progress").count() == 0  # neither the sidebar nor the card
+
+
 def test_progress_made_in_one_tab_shows_in_another(two_tabs, base_url):
     landing, lab = two_tabs
     landing.goto(f"{base_url}/index.html")

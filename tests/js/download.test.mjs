@@ -72,3 +72,31 @@ test("only a well-formed progress record is read; anything else is no progress",
   }
   assert.equal(progressText({ passed: 3, total: 10, at: "" }), "3 / 10");
 });
+
+test("a reset exercise forgets the page's progress, at every address of the page, and says so to the badges", async () => {
+  const { forgetProgress, readProgress, recordProgress } = await import("../../src/pyodide_cells/js/progress.js");
+  const items = new Map();
+  const events = [];
+  const fake = {
+    localStorage: {
+      getItem: (k) => (items.has(k) ? items.get(k) : null),
+      setItem: (k, v) => items.set(k, String(v)),
+      removeItem: (k) => items.delete(k),
+    },
+    dispatchEvent: (e) => events.push(e.type),
+  };
+  const saved = globalThis.window;
+  globalThis.window = fake;
+  try {
+    recordProgress("/guide/micrograd.html", 24, 24);
+    recordProgress("/guide/paged_attention.html", 3, 28);
+    forgetProgress("/guide/micrograd"); // the same page, as a host may serve it
+    assert.equal(readProgress("/guide/micrograd.html"), null);
+    assert.equal(readProgress("/guide/paged_attention.html")?.passed, 3); // another lab's is kept
+    assert.deepEqual(events, ["pyodide-cells:progress", "pyodide-cells:progress", "pyodide-cells:progress"]);
+    forgetProgress("/guide/micrograd.html"); // nothing to forget: no redraw
+    assert.equal(events.length, 3);
+  } finally {
+    globalThis.window = saved;
+  }
+});

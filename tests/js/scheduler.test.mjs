@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { Scheduler } from "../../src/pyodide_cells/js/scheduler.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 import { fakeTimers } from "./fake_timers.mjs";
+import { describe } from "../../src/pyodide_cells/js/statusbar.js";
 
 /** A transport that records what the scheduler asks of the worker. */
 function fakeTransport({ canInterrupt = true } = {}) {
@@ -39,12 +40,32 @@ test("runs wait while Python loads, say so, then go one at a time in order", () 
   ready(s);
   // Only one is running: the others are queued behind it, in page order.
   assert.deepEqual(s.queue.map((r) => r.state), ["running", "queued", "queued", "queued"]);
-  assert.deepEqual(transport.sent, [protocol.run(1, "cell 0")]);
+  assert.deepEqual(transport.sent, [protocol.run(1, "cell 0", "cell 1")]);
   assert.equal(s.ahead(s.queue[2]).cell, 1);
   done(s);
   assert.equal(transport.sent.at(-1).code, "cell 1");
   assert.equal(s.latest.get(0).state, "done");
   assert.equal(s.ended[0], 1);
+});
+
+test("one number per cell: the status bar and the traceback's file name are the cell's place on the page, whatever the run", () => {
+  const { s, transport } = setup();
+  ready(s);
+  for (let again = 0; again < 3; again++) {
+    s.runCell(2, cellAt); // the third cell, run three times: runs 3, 4 and 5 of this Python
+    while (s.running) {
+      const { cell } = s.running;
+      assert.equal(describe(s.running), `cell ${cell + 1}`);
+      assert.equal(transport.sent.at(-1).name, `cell ${cell + 1}`);
+      done(s);
+    }
+  }
+  assert.deepEqual(transport.sent.map((r) => r.name), ["cell 1", "cell 2", "cell 3", "cell 3", "cell 3"]);
+  s.runCode("1 + 1", {}); // no cell's code: named so that no cell is taken for it
+  assert.equal(transport.sent.at(-1).name, "code");
+  // A request's name must be a string, or the worker ignores the request.
+  assert.equal(protocol.asRequest({ type: "run", id: 9, code: "x", name: 3 }), null);
+  assert.equal(protocol.asRequest({ type: "run", id: 9, code: "x", name: "cell 2" })?.name, "cell 2");
 });
 
 test("running a cell runs the earlier cells that have not run, once", () => {
@@ -301,4 +322,23 @@ test("with the build's list, the checks run only the cells they need, in order",
   ready(s);
   s.check(["b"], [], cellAt);
   assert.deepEqual(s.queue.map((r) => r.kind === "cell" ? r.cell : r.kind), [0, 3, "checks"]);
+});
+
+test("a completion waits for the running cell, then asks Python; it runs no code of the learner's", async () => {
+  const { s, transport } = setup();
+  ready(s);
+  s.runCell(0, cellAt);
+  const run = s.complete("x = Val", 7);
+  assert.equal(describe(s.ahead(run)), "cell 1"); // what the toolbar says it waits for
+  assert.equal(transport.sent.length, 1); // not sent while the cell runs
+  done(s);
+  assert.deepEqual(transport.sent.at(-1), protocol.complete(run.id, "x = Val", 7));
+  assert.equal(describe(s.running), "a completion");
+  const completions = { from: 4, options: [{ label: "Value", type: "class" }] };
+  s.receive(protocol.done(run.id, "ok", 0.4, null, { completions }));
+  assert.deepEqual((await run.ended).answer.completions, completions);
+  assert.equal(s.finishedRuns, 1); // the cell's run only
+  // A request the worker would not understand is not one: a cursor outside the code.
+  assert.equal(protocol.asRequest({ type: "complete", id: 3, code: "ab", cursor: 5 }), null);
+  assert.equal(protocol.asRequest(protocol.complete(3, "ab", 2))?.type, "complete");
 });

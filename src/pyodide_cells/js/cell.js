@@ -9,7 +9,7 @@ import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { holdFirstOutput } from "./hold.js";
 import { hangingColumns, showLines } from "./codelines.js";
-import { LIMITS } from "./protocol.js";
+import { LIMITS, cellName } from "./protocol.js";
 import { STOPPED } from "./scheduler.js";
 import { describe } from "./statusbar.js";
 
@@ -34,7 +34,9 @@ export class Cell {
    * @param {number} index
    * @param {{store: EditStore, run: (cell: Cell) => void, stop: () => void, isRunning: (cell: Cell) => boolean,
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
-   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void}} page
+   *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void,
+   *   restored: (cell: Cell) => void,
+   *   complete: (code: string, cursor: number) => {waitsFor: string, ended: Promise<import("./protocol.js").Completions | null>}}} page
    */
   constructor(root, index, page) {
     this.root = root;
@@ -53,7 +55,7 @@ export class Cell {
       root.append(output);
     }
     output.setAttribute("aria-live", "polite");
-    output.setAttribute("aria-label", `Output of cell ${index + 1}`);
+    output.setAttribute("aria-label", `Output of ${cellName(index)}`);
     this.output = new OutputArea(output);
     this.auto = root.classList.contains("tag_auto-rerun");
     /** @type {EditorView | null} CodeMirror's view, once made (ensureEditor) */
@@ -79,7 +81,10 @@ export class Cell {
   build(input) {
     this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.page.isRunning(this) ? this.page.stop() : this.page.run(this)) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
-    this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: "[ ]" });
+    // The cell's name, the one number the page uses for it (protocol.cellName): the status bar's
+    // "running cell 4" and a traceback's File "<cell 4>" say the same. Not Jupyter's execution
+    // count, which changes with every run and is named by no traceback of an earlier run's function.
+    this.counter = el("span", { class: "pc-count", "aria-hidden": "true", text: cellName(this.index) });
     this.statusText = el("span", { class: "pc-cell-status", text: "" });
     this.editedBadge = el("span", { class: "pc-edited", text: "edited", hidden: "" });
     this.notes = el("div", { class: "pc-cell-notes" });
@@ -182,12 +187,13 @@ export class Cell {
         this.editor = createEditor({
           doc: this.code,
           parent: this.mount,
-          label: `Code of cell ${this.index + 1}`,
+          label: `Code of ${cellName(this.index)}`,
           onRun: () => this.page.run(this),
           onRunNext: () => this.page.runNext(this),
           onChange: () => this.persist(),
           topMargin: this.page.topMargin,
           hangingColumns,
+          complete: (code, cursor) => this.complete(code, cursor),
         });
         if (this.pre) this.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
         return this.editor;
@@ -321,7 +327,7 @@ export class Cell {
   /** How the page names this cell to the learner: "cell 4 (under “Second pass”)", its section's heading. */
   describe() {
     const title = headingText(this.root.closest("section"));
-    return title ? `cell ${this.index + 1} (under “${title}”)` : `cell ${this.index + 1}`;
+    return title ? `${cellName(this.index)} (under “${title}”)` : cellName(this.index);
   }
 
   markEdited() {
@@ -338,9 +344,28 @@ export class Cell {
     await this.setText(this.original);
     this.saved = null;
     this.persist();
+    this.page.restored(this);
     // The build-time output is the original code's again; a run's output is not.
     this.output.unmarkStale();
     if (this.ranHere) this.output.markStale("This output is from the code before Reset; run the cell to see what the original code gives.");
+  }
+
+  /**
+   * Ctrl+Space: the names that complete the one at the cursor, from Python's namespace. A
+   * completion waits for what Python is doing; the toolbar says what it waits for meanwhile.
+   * @param {string} code @param {number} cursor
+   */
+  async complete(code, cursor) {
+    const { waitsFor, ended } = this.page.complete(code, cursor);
+    const note = waitsFor ? `Completion waits for ${waitsFor}…` : "";
+    const before = this.statusText.textContent;
+    if (note) this.statusText.textContent = note;
+    try {
+      return await ended;
+    } finally {
+      // What the toolbar said comes back, unless a run's state has been drawn over the note meanwhile.
+      if (note && this.statusText.textContent === note) this.statusText.textContent = before;
+    }
   }
 
   // -------------------------------------------------------------- running
@@ -377,8 +402,6 @@ export class Cell {
     else if (state === "interrupted" && run) text = run.reason === STOPPED ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
     else if (state === "cancelled" && run) text = `Cancelled: ${run.reason}`;
     if (run && this.statusText.textContent !== text && !this.editorFailed) this.statusText.textContent = text;
-    const count = run?.answer?.execution_count;
-    this.counter.textContent = state === "queued" || state === "running" ? "[*]" : s.history.has(this.index) && count ? `[${count}]` : "[ ]";
     const busy = state === "running" || state === "queued";
     this.runButton.textContent = state === "running" ? "■ Stop" : "▶ Run";
     this.runButton.title = state === "running" ? "Stop the running code" : "Run this cell (Ctrl+Enter)";

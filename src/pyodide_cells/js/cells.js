@@ -17,11 +17,11 @@ import { upgradeGraphs } from "./graph.js";
 import { ChecksConsole } from "./checks.js";
 import { Kernel } from "./kernel.js";
 import { Scheduler } from "./scheduler.js";
-import { StatusBar } from "./statusbar.js";
+import { StatusBar, describe } from "./statusbar.js";
 import { Cell, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
 import { PageTools } from "./pagetools.js";
-import { readProgress, recordProgress } from "./progress.js";
+import { forgetProgress, readProgress, recordProgress } from "./progress.js";
 
 const CONFIG = /** @type {any} */ (window).PYODIDE_CELLS_CONFIG || {};
 const startedAt = performance.now();
@@ -94,6 +94,16 @@ function main() {
     topMargin: () => Math.max(0, bar.root.getBoundingClientRect().bottom),
     edited: () => tools?.update(),
     changed: () => checks?.codeChanged(),
+    complete: (/** @type {string} */ code, /** @type {number} */ cursor) => {
+      const run = scheduler.complete(code, cursor);
+      const ahead = scheduler.ahead(run);
+      const waitsFor = ahead ? describe(ahead) + " to end" : run.state === "queued" ? (scheduler.kernel.restarts ? "Python to restart" : "Python to load") : "";
+      return { waitsFor, ended: run.ended.then((r) => (r.state === "done" && r.answer?.completions) || null) };
+    },
+    // An exercise back to its starter code: the count its checks found is about code that is gone.
+    restored: (/** @type {Cell} */ cell) => {
+      if (cell.root.classList.contains("tag_exercise")) forgetProgress(location.pathname);
+    },
   };
   /** @type {ChecksConsole | null} */
   let checks = null;

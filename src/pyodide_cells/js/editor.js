@@ -19,7 +19,7 @@ import {
   selectLineBoundaryBackward, selectLineBoundaryForward, selectAll, undo, redo, cursorDocStart, cursorDocEnd,
   selectDocStart, selectDocEnd,
 } from "@codemirror/commands";
-import { insertBracket } from "@codemirror/autocomplete";
+import { autocompletion, insertBracket } from "@codemirror/autocomplete";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, bracketMatching, syntaxHighlighting } from "@codemirror/language";
 import { editingRules, newlineBeforeClosingBracket, openingBracketInText } from "./editor_rules.js";
@@ -91,6 +91,21 @@ const editorSetup = [
 ];
 
 /**
+ * Completion from the live namespace, on Ctrl+Space only: asked of Python, which may be busy with a
+ * run, so never on typing. Once the list is open, typing on filters it here (`validFor`).
+ * @param {(code: string, cursor: number) => Promise<import("./protocol.js").Completions | null>} complete
+ */
+function pythonCompletion(complete) {
+  /** @param {import("@codemirror/autocomplete").CompletionContext} context */
+  const source = async (context) => {
+    const answer = await complete(context.state.doc.toString(), context.pos);
+    if (!answer || context.aborted || !answer.options.length) return null;
+    return { from: answer.from, options: answer.options.map(({ label, type }) => ({ label, type })), validFor: /^\w*$/ };
+  };
+  return autocompletion({ override: [source], activateOnTyping: false, icons: false });
+}
+
+/**
  * An editor for one cell, appended to `parent`.
  * `label` names it for screen readers; `onRun` (Ctrl/Cmd+Enter), `onRunNext`
  * (Shift+Enter) and `onChange` (the text changed) are the cell's;
@@ -98,10 +113,13 @@ const editorSetup = [
  * bars), in CSS pixels: the cursor is never scrolled under it; `hangingColumns`
  * is the column a wrapped part of a line starts at (codelines.js).
  * Returns CodeMirror's EditorView.
+ * `complete(code, cursor)` answers Ctrl+Space (CodeMirror's binding for completion) with the names
+ * Python's namespace has for the dotted name at the cursor (protocol.js Completions), or null.
  * @param {{doc: string, parent: HTMLElement, label: string, onRun: () => void, onRunNext: () => void,
- *   onChange: () => void, topMargin?: () => number, hangingColumns: (text: string, tabSize: number) => number}} options
+ *   onChange: () => void, topMargin?: () => number, hangingColumns: (text: string, tabSize: number) => number,
+ *   complete?: (code: string, cursor: number) => Promise<import("./protocol.js").Completions | null>}} options
  */
-export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0, hangingColumns }) {
+export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0, hangingColumns, complete }) {
   const cellKeys = Prec.highest(
     keymap.of([
       { key: "Mod-Enter", run: () => (onRun(), true) },
@@ -118,6 +136,7 @@ export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, t
       Prec.high(syntaxHighlighting(highlightStyle)),
       EditorView.lineWrapping, // no sideways scrolling, on phones either
       cellKeys,
+      complete ? pythonCompletion(complete) : [],
       EditorView.contentAttributes.of({ "aria-label": label }),
       EditorView.scrollMargins.of(() => ({ top: topMargin() + 8 })),
       EditorView.updateListener.of((update) => {

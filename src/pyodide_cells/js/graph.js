@@ -31,7 +31,30 @@ const VIEWS = [
 ];
 let groupCounter = 0;
 
-/** @param {HTMLElement} figure @param {HTMLElement} frame @param {string} view @param {{value: number | "fit"}} zoom */
+/** A graph's labels are drawn at least this big when it opens (CSS px): smaller, they are not read. */
+const READABLE_TEXT_PX = 11;
+
+/**
+ * The zoom a graph opens at: the whole graph in its frame, never enlarged, and never so small that its
+ * labels fall under READABLE_TEXT_PX (a graph too big for that opens at that size, and scrolls).
+ * @param {HTMLElement} frame @param {SVGSVGElement} svg
+ */
+export function openingZoom(frame, svg) {
+  const style = getComputedStyle(frame);
+  const padX = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+  const padY = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
+  const width = frame.clientWidth - padX;
+  const height = (parseFloat(style.maxHeight) || Infinity) - padY;
+  const fit = Math.min(1, width / parseFloat(svg.dataset.naturalWidth || "1"), height / parseFloat(svg.dataset.naturalHeight || "1"));
+  // Graphviz writes font sizes in pt, as its sizes: the labels' size at 100 %, in px.
+  const textPx = (parseFloat(svg.querySelector("text")?.getAttribute("font-size") || "") || 14) * 4 / 3;
+  return Math.max(fit, Math.min(1, READABLE_TEXT_PX / textPx));
+}
+
+/**
+ * @param {HTMLElement} figure @param {HTMLElement} frame @param {string} view
+ * @param {{value: number | "fit" | "open", opened?: () => void}} zoom  "open": the zoom the graph opens at (openingZoom), once drawn
+ */
 function draw(figure, frame, view, zoom) {
   const dot = figure.dataset[`dot${view[0].toUpperCase()}${view.slice(1)}`];
   if (!dot) return;
@@ -43,9 +66,14 @@ function draw(figure, frame, view, zoom) {
       svg.setAttribute("aria-label", `${figure.dataset.summary || "graph"}, showing ${view}`);
       const width = parseFloat(svg.getAttribute("width")) || 600;
       svg.dataset.naturalWidth = String(width * 4 / 3); // Graphviz sizes are in pt
+      svg.dataset.naturalHeight = String((parseFloat(svg.getAttribute("height")) || 400) * 4 / 3);
       svg.removeAttribute("height");
       const bottom = frame.getBoundingClientRect().bottom;
       frame.replaceChildren(svg);
+      if (zoom.value === "open") {
+        zoom.value = openingZoom(frame, svg);
+        zoom.opened?.();
+      }
       applyZoom(frame, zoom.value);
       // Drawn above the screen (the reader scrolling up towards it), the graph grew
       // by its height and pushed what the reader was reading down, which the browser's
@@ -62,13 +90,13 @@ function draw(figure, frame, view, zoom) {
     });
 }
 
-/** @param {number | "fit"} value */
-const zoomText = (value) => (value === "fit" ? "whole graph" : `${Math.round(value * 100)} %`);
+/** @param {number | "fit" | "open"} value */
+const zoomText = (value) => (value === "fit" ? "whole graph" : value === "open" ? "" : `${Math.round(value * 100)} %`);
 
-/** @param {HTMLElement} frame @param {number | "fit"} scale */
+/** @param {HTMLElement} frame @param {number | "fit" | "open"} scale */
 function applyZoom(frame, scale) {
   const svg = frame.querySelector("svg");
-  if (!svg) return;
+  if (!svg || scale === "open") return;
   if (scale === "fit") {
     svg.style.width = "100%";
     svg.style.maxWidth = `${svg.dataset.naturalWidth}px`;
@@ -81,7 +109,7 @@ function applyZoom(frame, scale) {
 /**
  * What a figure shows: its view, zoom and frame. A re-run's figure takes them
  * over from the one it replaces (GraphShown).
- * @typedef {{view: string, zoom: {value: number | "fit"}, frame: HTMLElement}} GraphShown
+ * @typedef {{view: string, zoom: {value: number | "fit" | "open", opened?: () => void}, frame: HTMLElement}} GraphShown
  */
 
 /** Figures already given their controls, and what each shows. @type {WeakMap<HTMLElement, GraphShown>} */
@@ -106,7 +134,10 @@ export function graphsShown(root) {
 export function upgradeGraph(figure, before) {
   if (upgraded.has(figure) || !figure.dataset.dotBoth) return;
   const name = `lab-graph-view-${++groupCounter}`;
-  const zoom = { value: before ? before.zoom.value : /** @type {number | "fit"} */ (1) }; // natural size, scrolling in its frame: "fit" makes big graphs unreadable
+  // The learner's zoom after a re-run; else the whole graph if its labels stay readable
+  // (openingZoom): at 100 % micrograd's graph ran off its frame, and "fit" made a big one unreadable.
+  /** @type {{value: number | "fit" | "open", opened?: () => void}} */
+  const zoom = { value: before ? before.zoom.value : "open" };
   const frame = el("div", { class: "lab-graph-frame", role: "region", tabindex: "0", "aria-label": "Graph drawing; scroll to pan" });
   const oldDrawing = before?.frame.querySelector(":scope > svg");
   if (oldDrawing) frame.append(oldDrawing);
@@ -118,8 +149,9 @@ export function upgradeGraph(figure, before) {
     radios.append(el("label", {}, input, ` ${label}`));
   }
   const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = zoomText(value); };
-  const current = () => (zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
+  const current = () => (zoom.value === "open" ? 1 : zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
   const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: zoomText(zoom.value) });
+  zoom.opened = () => (zoomLabel.textContent = zoomText(zoom.value));
   const tools = el(
     "div",
     { class: "lab-graph-tools" },

@@ -62,6 +62,24 @@ export function recordProgress(pathname, passed, total) {
 }
 
 /**
+ * Forget a page's progress: its exercise's code was reset, so the count the
+ * checks found is no longer about the code the page holds. The badges beside
+ * the links to it then show nothing, as for a lab not checked yet, until the
+ * next Check my code.
+ * @param {string} pathname
+ */
+export function forgetProgress(pathname) {
+  try {
+    const key = progressKey(pathname);
+    if (window.localStorage.getItem(key) === null) return;
+    window.localStorage.removeItem(key);
+    window.dispatchEvent(new Event("pyodide-cells:progress")); // this tab (other tabs get "storage")
+  } catch {
+    /* storage disabled: there is no record to forget */
+  }
+}
+
+/**
  * Put each lab's progress beside the links to it: the sidebar's, and the
  * title of a card that links to it. Drawn again when a check ends here or in another tab.
  * @param {Document} doc

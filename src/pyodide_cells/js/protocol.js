@@ -84,13 +84,17 @@ export const BOOT_STEPS = /* @__PURE__ */ Object.freeze([
  *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
  *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
  *   enough, startup/snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
- * @typedef {{type: "run", id: number, code: string}} RunRequest
- *   Run a cell's code in the page's namespace.
+ * @typedef {{type: "run", id: number, code: string, name?: string}} RunRequest
+ *   Run a cell's code in the page's namespace. `name` names the code in tracebacks
+ *   (`File "<cell 4>", line 2`): a cell's is `cellName(index)`, the number the page shows for it.
  * @typedef {{type: "check", id: number, blocks: string[], names: string[]}} CheckRequest
  *   Run the page's doctest blocks against the namespace; `names` are the names the checks take from the learner.
  * @typedef {{type: "reset", id: number}} ResetRequest
  *   Forget every name the cells defined (same interpreter).
- * @typedef {RunRequest | CheckRequest | ResetRequest} Request
+ * @typedef {{type: "complete", id: number, code: string, cursor: number}} CompleteRequest
+ *   Ctrl+Space in a cell: complete the dotted name that ends at offset `cursor` of `code` from the
+ *   namespace (runner.py CellRunner.complete). Answered by a `done` with `completions`.
+ * @typedef {RunRequest | CheckRequest | ResetRequest | CompleteRequest} Request
  */
 
 /**
@@ -117,8 +121,16 @@ export function asInit(data) {
   if (msg.interruptBuffer !== null && !shared) return null;
   return msg;
 }
+/**
+ * How the page names a cell, everywhere (toolbar, status bar, tracebacks, messages): by its place on
+ * the page, from 1. A run's number would change with every run, and a function defined in an earlier
+ * run would name a cell that no toolbar shows any more.
+ * @param {number} index  the cell's index, from 0
+ */
+export const cellName = (index) => `cell ${index + 1}`;
 /** @returns {RunRequest} */
-export const run = (/** @type {number} */ id, /** @type {string} */ code) => ({ type: "run", id, code });
+export const run = (/** @type {number} */ id, /** @type {string} */ code, /** @type {string | undefined} */ name = undefined) =>
+  name === undefined ? { type: "run", id, code } : { type: "run", id, code, name };
 /** @returns {CheckRequest} */
 export const check = (/** @type {number} */ id, /** @type {string[]} */ blocks, /** @type {string[]} */ names) => ({
   type: "check",
@@ -128,6 +140,8 @@ export const check = (/** @type {number} */ id, /** @type {string[]} */ blocks, 
 });
 /** @returns {ResetRequest} */
 export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
+/** @returns {CompleteRequest} */
+export const complete = (/** @type {number} */ id, /** @type {string} */ code, /** @type {number} */ cursor) => ({ type: "complete", id, code, cursor });
 
 // ------------------------------------------------------------ worker -> page
 
@@ -151,9 +165,12 @@ export const reset = (/** @type {number} */ id) => ({ type: "reset", id });
  *   block: number, line: number, status: "passed" | "failed" | "error" | "not run", got: string,
  *   reason: string}} CheckRecord  a labs.checks.Result (Result.as_dict)
  * @typedef {"ok" | "error" | "interrupted"} DoneStatus
+ * @typedef {{from: number, options: {label: string, type: string}[]}} Completions
+ *   The names that complete the one before the cursor, replacing `code` from offset `from` (after its last dot).
  * @typedef {{type: "done", id: number, status: DoneStatus, ms: number, execution_count: number | null,
- *   results?: CheckRecord[], warnings?: string[]}} DoneMessage
- *   The end of a request: every request gets exactly one `done`, or a `fatal`. `results` and `warnings` answer a `check`.
+ *   results?: CheckRecord[], warnings?: string[], completions?: Completions}} DoneMessage
+ *   The end of a request: every request gets exactly one `done`, or a `fatal`. `results` and `warnings` answer a `check`;
+ *   `completions` a `complete`.
  * @typedef {{type: "fatal", id: number, message: string}} FatalMessage
  *   Request `id` broke the interpreter, which cannot be used again (a stack overflow inside it, an abort):
  *   it ends that request in place of `done`, and the page starts a new worker.
@@ -200,7 +217,7 @@ export const error = (/** @type {number} */ id, /** @type {string} */ ename, /**
  * @param {DoneStatus} doneStatus
  * @param {number} ms
  * @param {number | null} executionCount
- * @param {{results?: CheckRecord[], warnings?: string[]}} [answer]
+ * @param {{results?: CheckRecord[], warnings?: string[], completions?: Completions}} [answer]
  * @returns {DoneMessage}
  */
 export const done = (id, doneStatus, ms, executionCount, answer = {}) => ({
@@ -256,7 +273,7 @@ export function runnerMessage(id, kind, payload) {
   }
 }
 
-const REQUEST_TYPES = new Set(["run", "check", "reset"]);
+const REQUEST_TYPES = new Set(["run", "check", "reset", "complete"]);
 const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", "error", "done", "fatal"]);
 
 /**
@@ -267,8 +284,9 @@ const WORKER_TYPES = new Set(["status", "stream", "display", "result", "clear", 
 export function asRequest(data) {
   const msg = /** @type {any} */ (data);
   if (!msg || typeof msg !== "object" || !REQUEST_TYPES.has(msg.type) || !Number.isInteger(msg.id)) return null;
-  if (msg.type === "run" && typeof msg.code !== "string") return null;
+  if (msg.type === "run" && (typeof msg.code !== "string" || (msg.name !== undefined && typeof msg.name !== "string"))) return null;
   if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((b) => typeof b === "string"))) return null;
+  if (msg.type === "complete" && !(typeof msg.code === "string" && Number.isInteger(msg.cursor) && msg.cursor >= 0 && msg.cursor <= msg.code.length)) return null;
   return msg;
 }
 

@@ -21,7 +21,7 @@ import * as protocol from "./protocol.js";
 
 /**
  * @typedef {"queued" | "running" | "done" | "error" | "interrupted" | "cancelled"} RunState
- * @typedef {"cell" | "code" | "checks" | "reset"} RunKind
+ * @typedef {"cell" | "code" | "checks" | "reset" | "complete"} RunKind
  * @typedef {"loading" | "ready" | "error"} KernelState
  *
  * @typedef {object} Sink  Where a run's output goes (a cell's output area, a collector, the console).
@@ -39,6 +39,7 @@ import * as protocol from "./protocol.js";
  * @property {string} [code]
  * @property {string[]} [blocks]
  * @property {string[]} [names]
+ * @property {number} [cursor]  where Ctrl+Space was pressed in `code`, for kind "complete"
  * @property {RunState} state
  * @property {string} reason  why it was cancelled, interrupted or failed without Python ("" otherwise)
  * @property {protocol.DoneMessage | null} answer  the worker's `done`
@@ -244,6 +245,19 @@ export class Scheduler {
     return run.ended;
   }
 
+  /**
+   * Ctrl+Space: the names that complete the one before `cursor` in `code`, from the namespace as
+   * it is once what is queued has run (a completion waits its turn, as every request does: see
+   * `ahead`). Resolves with the run, whose `answer.completions` holds them when it is "done".
+   * @param {string} code @param {number} cursor
+   * @returns {Run}
+   */
+  complete(code, cursor) {
+    const run = this.submit("complete", {}, { code, cursor });
+    this.pump();
+    return run;
+  }
+
   /** @param {number} index @param {(index: number) => {code: string, sink: Sink}} cellAt */
   queueCell(index, cellAt) {
     const { code, sink } = cellAt(index);
@@ -394,7 +408,9 @@ export class Scheduler {
     run.sink.start?.();
     if (run.kind === "checks") this.transport.send(protocol.check(run.id, run.blocks || [], run.names || []));
     else if (run.kind === "reset") this.transport.send(protocol.reset(run.id));
-    else this.transport.send(protocol.run(run.id, run.code || ""));
+    else if (run.kind === "complete") this.transport.send(protocol.complete(run.id, run.code || "", run.cursor ?? 0));
+    // Code that is no cell's (runCode) is named "code", never a number a cell could have.
+    else this.transport.send(protocol.run(run.id, run.code || "", run.kind === "cell" && run.cell !== null ? protocol.cellName(run.cell) : "code"));
     this.changed();
   }
 
@@ -421,7 +437,7 @@ export class Scheduler {
       this.ranCode.clear();
       this.ranOrder.clear();
     }
-    if (wasRunning) {
+    if (wasRunning && run.kind !== "complete") { // a completion runs none of the learner's code
       this.finishedRuns += 1;
       run.sink.end?.();
     }

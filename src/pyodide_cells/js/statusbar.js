@@ -4,14 +4,16 @@
 // beyond its elements: render() draws it again from the scheduler.
 
 import { el } from "./util.js";
+import { cellName } from "./protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 
 /** What a run is, in words: "cell 3", "the checks". @param {Run} run */
 export function describe(run) {
-  if (run.kind === "cell" && run.cell !== null) return `cell ${run.cell + 1}`;
+  if (run.kind === "cell" && run.cell !== null) return cellName(run.cell);
   if (run.kind === "checks") return "the checks";
   if (run.kind === "reset") return "the restart";
+  if (run.kind === "complete") return "a completion";
   return "code";
 }
 
@@ -38,7 +40,8 @@ export class StatusBar {
       "p",
       { class: "pc-keys" },
       "In a cell: ", kbd("Ctrl+Enter"), " runs it, ", kbd("Shift+Enter"), " runs it and moves on, ",
-      kbd("Tab"), " indents (", kbd("Shift+Tab"), " dedents), ", kbd("Esc"), " then ", kbd("Tab"), " leaves the editor.",
+      kbd("Tab"), " indents (", kbd("Shift+Tab"), " dedents), ", kbd("Ctrl+Space"), " completes a name, ",
+      kbd("Esc"), " then ", kbd("Tab"), " leaves the editor.",
     );
     this.readyText = "";
   }
@@ -50,6 +53,11 @@ export class StatusBar {
     if (anchor && anchor.tagName === "H1") anchor.after(this.root, this.keys);
     else if (anchor) anchor.before(this.root, this.keys);
     else article.prepend(this.root, this.keys);
+    // A link to a place on the page (#assertion-console, a heading) must land below the bar,
+    // which sticks at the top: cells.css adds its height, kept here, to the target's scroll margin.
+    const keep = () => document.documentElement.style.setProperty("--pc-bar-height", `${this.root.offsetHeight}px`);
+    keep();
+    if ("ResizeObserver" in window) new ResizeObserver(keep).observe(this.root);
   }
 
   /**

@@ -132,7 +132,7 @@ async function answer(request) {
   const t0 = performance.now();
   try {
     if (request.type === "run") {
-      const proxy = runner.run(request.code);
+      const proxy = runner.run(request.code, request.name ?? null);
       const result = proxy.toJs({ dict_converter: Object.fromEntries });
       proxy.destroy();
       flushStreams();
@@ -141,6 +141,9 @@ async function answer(request) {
       const result = JSON.parse(runner.check(JSON.stringify(request.blocks), JSON.stringify(request.names)));
       flushStreams();
       post(protocol.done(id, result.status, performance.now() - t0, null, { results: result.results, warnings: result.warnings }));
+    } else if (request.type === "complete") {
+      const completions = JSON.parse(runner.complete(request.code, request.cursor));
+      post(protocol.done(id, "ok", performance.now() - t0, null, { completions }));
     } else {
       runner.reset();
       post(protocol.done(id, "ok", performance.now() - t0, null));

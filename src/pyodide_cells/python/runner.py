@@ -30,13 +30,20 @@ import builtins
 import contextlib
 import io
 import json
+import keyword
 import linecache
+import re
 import sys
 import traceback
 import types
 from typing import Any, Callable, Iterator
 
 Emit = Callable[[str, str], Any]
+
+# What completion completes: a dotted name ending at the cursor ("Val", "v.gr", "math.").
+COMPLETABLE = re.compile(r"(?:[^\W\d]\w*\.)*(?:[^\W\d]\w*)?$")
+# At most this many completions are sent (dir() of a module can be long; the list scrolls).
+MAX_COMPLETIONS = 500
 
 # Mime types the page knows how to render, most preferred first.
 MIME_ORDER = (
@@ -363,6 +370,87 @@ class CellRunner:
         finally:
             sys.stdout, sys.stdin = saved
         return json.dumps({"status": "ok", "results": results, "warnings": json.loads(self.provenance(names))})
+
+    def complete(self, code: str, cursor: int) -> str:
+        """Complete the dotted name that ends at ``cursor`` in ``code``, from the live namespace.
+
+        The names the cells defined and the built-ins (``Val`` → ``Value``), the attributes of an
+        object (``v.gr`` → ``grad``, the class's members too) and a module's contents
+        (``math.sq`` → ``sqrt``), as the standard library's :mod:`rlcompleter` finds them (it
+        looks an object up, and reads no property). Names starting with ``_`` are offered only
+        once an ``_`` is typed.
+
+        Args:
+            code: the cell's code as it is in the editor.
+            cursor: the cursor's offset in ``code``, in characters (0 to ``len(code)``).
+
+        Returns JSON: ``{"from": offset, "options": [{"label": str, "type": str}, ...]}``,
+        ``from`` the offset where the completed part starts (after the last dot); ``type`` one of
+        ``"keyword"``, ``"class"``, ``"function"``, ``"namespace"`` (a module), ``"variable"``.
+        No options after a dot that ends no name (``(a + b).``) or past :data:`MAX_COMPLETIONS`.
+        Raises ValueError when ``cursor`` is outside ``code``.
+
+        >>> runner = CellRunner(lambda kind, payload: None)
+        >>> _ = runner.run("import math\\nvalues = [1]")
+        >>> json.loads(runner.complete("math.sq", 7))
+        {'from': 5, 'options': [{'label': 'sqrt', 'type': 'function'}]}
+        """
+        if not 0 <= cursor <= len(code):
+            raise ValueError(f"cursor {cursor} is outside the code (0 to {len(code)} characters)")
+        import rlcompleter
+
+        before = code[:cursor]
+        text = COMPLETABLE.search(before).group()  # always matches, if only ""
+        start = cursor - len(text)
+        dot = text.rfind(".")
+        begins = start + dot + 1
+        if start > 0 and (before[start - 1] in ".)]}'\"" or before[start - 1].isalnum()):
+            # An expression's attribute (`(a + b).`, `"s".`) is not evaluated; nor is a number completed.
+            return json.dumps({"from": begins, "options": []})
+        completer = rlcompleter.Completer(self.namespace)
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = io.StringIO()  # whatever a lookup prints is not a cell's output
+        try:
+            with self.as_main():
+                found = completer.attr_matches(text) if dot >= 0 else completer.global_matches(text)
+                obj = self.namespace_lookup(text[:dot]) if dot >= 0 else None
+                options, seen = [], set()
+                for match in found:
+                    name = match[dot + 1:].rstrip("(): ")  # rlcompleter's "f(", "g()", "while ", "try:"
+                    if name in seen or not name.isidentifier():
+                        continue
+                    seen.add(name)
+                    options.append({"label": name, "type": self._kind(name, match, obj, dot >= 0)})
+        except Exception:  # noqa: BLE001 - a lookup that raises completes nothing
+            options = []
+        finally:
+            sys.stdout, sys.stderr = saved
+        options.sort(key=lambda o: (o["label"].startswith("_"), o["label"].lower()))
+        return json.dumps({"from": begins, "options": options[:MAX_COMPLETIONS]})
+
+    def namespace_lookup(self, dotted: str) -> Any:
+        """The object a dotted name names in the namespace (``v.data``), by lookups only; None when
+        it names nothing."""
+        parts = dotted.split(".")
+        obj = self.namespace.get(parts[0], getattr(builtins, parts[0], None))
+        for part in parts[1:]:
+            if isinstance(getattr(type(obj), part, None), property):
+                return None  # reading it would run its code
+            obj = getattr(obj, part, None)
+        return obj
+
+    def _kind(self, name: str, match: str, owner: Any, attribute: bool) -> str:
+        if not attribute and (keyword.iskeyword(name) or keyword.issoftkeyword(name)) and name not in self.namespace:
+            return "keyword"
+        if attribute:
+            value = None if isinstance(getattr(type(owner), name, None), property) else getattr(owner, name, None)
+        else:
+            value = self.namespace.get(name, getattr(builtins, name, None))
+        if isinstance(value, type):
+            return "class"
+        if isinstance(value, types.ModuleType):
+            return "namespace"
+        return "function" if match.endswith(("(", "()")) else "variable"
 
     def provenance(self, names: list[str]) -> str:
         """Warnings (JSON list of str) when a checked name is missing or is the reference.

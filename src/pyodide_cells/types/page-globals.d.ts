@@ -9,3 +9,5 @@ interface Window {
   /** cells.js: handles for benchmarks and tests. */
   pyodideCells?: any;
 }
+/** Sphinx's searchtools.js (the search page only): a top-level `const` of a classic script, not a property of window. */
+declare const Search: { htmlToText: (html: string, anchor?: string) => string } | undefined;
