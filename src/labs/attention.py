@@ -47,11 +47,11 @@ def _as_float(x, where: str, allow_neg_inf: bool) -> float:
         raise TypeError(f"{where} = {x!r} is a {type(x).__name__}; expected a float")
     x = float(x)
     if math.isnan(x):
-        raise ValueError(f"{where} is NaN; expected a finite float"
-                         + (" or -inf" if allow_neg_inf else ""))
+        raise ValueError(f"{where} is NaN; expected a finite float" + (" or -inf" if allow_neg_inf else ""))
     if x == math.inf or (x == NEG_INF and not allow_neg_inf):
-        raise ValueError(f"{where} is {x:+}; expected a finite float"
-                         + (" or -inf (a +inf logit has no float softmax)" if allow_neg_inf else ""))
+        raise ValueError(
+            f"{where} is {x:+}; expected a finite float" + (" or -inf (a +inf logit has no float softmax)" if allow_neg_inf else "")
+        )
     return x
 
 
@@ -126,8 +126,7 @@ def softmax_naive(logits) -> list[float]:
         try:
             exps.append(math.exp(x))
         except OverflowError:
-            raise OverflowError(f"exp({x!r}) overflows float64 (logit > {FLOAT64_EXP_MAX}); "
-                                "use softmax()") from None
+            raise OverflowError(f"exp({x!r}) overflows float64 (logit > {FLOAT64_EXP_MAX}); use softmax()") from None
     total = sum(exps)
     if total == math.inf:
         raise OverflowError("sum of exp(logits) overflows float64; use softmax()")
@@ -232,8 +231,7 @@ class SoftmaxState:
         if not (math.isfinite(self.d) and self.d >= 0.0):
             raise ValueError(f"SoftmaxState.d = {self.d!r}; expected a finite float >= 0")
         if (self.m == NEG_INF) != (self.d == 0.0):
-            raise ValueError(f"SoftmaxState(m={self.m!r}, d={self.d!r}): d must be 0.0 "
-                             "exactly when m is -inf")
+            raise ValueError(f"SoftmaxState(m={self.m!r}, d={self.d!r}): d must be 0.0 exactly when m is -inf")
 
     def merge(self, other: SoftmaxState) -> SoftmaxState:
         """Combine two partial states: (m_a, d_a) (+) (m_b, d_b) =
@@ -259,8 +257,7 @@ class SoftmaxState:
         if not isinstance(other, SoftmaxState):
             raise TypeError(f"merge() expects a SoftmaxState, got {type(other).__name__}")
         big = max(self.m, other.m)
-        d = (self.d * rescaling_factor(self.m, big)
-             + other.d * rescaling_factor(other.m, big))
+        d = self.d * rescaling_factor(self.m, big) + other.d * rescaling_factor(other.m, big)
         return SoftmaxState(big, d)
 
     def update(self, block) -> SoftmaxState:
@@ -344,7 +341,7 @@ class PartialAttention(SoftmaxState):
 
     o: tuple = ()
 
-    def merge(self, other: "PartialAttention") -> "PartialAttention":
+    def merge(self, other: PartialAttention) -> PartialAttention:
         """(m_a, ℓ_a, O_a) ⊕ (m_b, ℓ_b, O_b): associative, with identity ``PartialAttention()``."""
         if not isinstance(other, PartialAttention):
             raise TypeError(f"merge() expects a PartialAttention, got {type(other).__name__}")
@@ -353,15 +350,15 @@ class PartialAttention(SoftmaxState):
         if self.m == NEG_INF:
             return other
         if len(self.o) != len(other.o):
-            raise ValueError(f"cannot merge partial outputs of lengths {len(self.o)} and {len(other.o)}; "
-                             "expected the same value dimension d_v")
+            raise ValueError(
+                f"cannot merge partial outputs of lengths {len(self.o)} and {len(other.o)}; expected the same value dimension d_v"
+            )
         big = max(self.m, other.m)
         a, b = math.exp(self.m - big), math.exp(other.m - big)  # rescaling factors, <= 1, one of them 1
-        return PartialAttention._merged(big, self.d * a + other.d * b,
-                                        tuple(x * a + y * b for x, y in zip(self.o, other.o)))
+        return PartialAttention._merged(big, self.d * a + other.d * b, tuple(x * a + y * b for x, y in zip(self.o, other.o)))
 
     @classmethod
-    def _merged(cls, m: float, d: float, o: tuple) -> "PartialAttention":
+    def _merged(cls, m: float, d: float, o: tuple) -> PartialAttention:
         # Two valid parts merge into a valid one (finite M, ℓ >= the larger part's ℓ > 0), so the
         # checks of __post_init__ are skipped here: they were a third of a paged decode step's time.
         part = object.__new__(cls)
@@ -440,14 +437,13 @@ def online_softmax(logits, block_sizes=None) -> OnlineSoftmaxResult:
 
 # --------------------------------------------------------------------------- attention
 
+
 def _as_matrix(x, name: str) -> list[list[float]]:
     rows = []
     for i, r in enumerate(_rows_of(x, name, "a list of rows (lists of floats)")):
-        row = [_as_float(v, f"{name}[{i}][{j}]", False)
-               for j, v in enumerate(_rows_of(r, f"{name}[{i}]", "a list of floats"))]
+        row = [_as_float(v, f"{name}[{i}][{j}]", False) for j, v in enumerate(_rows_of(r, f"{name}[{i}]", "a list of floats"))]
         if rows and len(row) != len(rows[0]):
-            raise ValueError(f"{name} is ragged: row {i} has {len(row)} entries, "
-                             f"expected {len(rows[0])} like row 0")
+            raise ValueError(f"{name} is ragged: row {i} has {len(row)} entries, expected {len(rows[0])} like row 0")
         if not row:
             raise ValueError(f"{name}[{i}] is empty; expected a head dimension >= 1")
         rows.append(row)
@@ -469,8 +465,10 @@ def _score(scale: float, q_row, k_row, i: int, j: int) -> float:
     """scale * q_row . k_row, the score of query i and key j; AttentionOverflow when not finite."""
     s = scale * sum(a * b for a, b in zip(q_row, k_row))
     if not math.isfinite(s):
-        raise AttentionOverflow(f"the score of query {i} and key {j} is {s!r}: scale * q . k overflows float64; "
-                                "expected a finite float (reduce the scale or the inputs)")
+        raise AttentionOverflow(
+            f"the score of query {i} and key {j} is {s!r}: scale * q . k overflows float64; "
+            "expected a finite float (reduce the scale or the inputs)"
+        )
     return s
 
 
@@ -486,8 +484,7 @@ def _check_inputs(q, k, v, causal, scale):
     if not k:
         raise ValueError("k has no rows; expected N_k >= 1 keys")
     if q and len(q[0]) != len(k[0]):
-        raise ValueError(f"head dimension mismatch: q rows have d = {len(q[0])}, "
-                         f"k rows have d = {len(k[0])}; expected equal")
+        raise ValueError(f"head dimension mismatch: q rows have d = {len(q[0])}, k rows have d = {len(k[0])}; expected equal")
     if len(v) != len(k):
         raise ValueError(f"v has {len(v)} rows, k has {len(k)}; expected one value per key")
     if not isinstance(causal, bool):
@@ -593,8 +590,9 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             cols = range(c0, min(c0 + block_k, n_k))
             if causal and c0 > rows[-1] + offset:
                 break  # this tile and all later ones are fully masked
-            tile = [[_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
-                     for j in cols] for i in rows]  # (block_q, block_k) scores
+            tile = [
+                [_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in cols] for i in rows
+            ]  # (block_q, block_k) scores
             for t, s_row in enumerate(tile):
                 m_new = max(m[t], max(s_row))
                 if m_new == NEG_INF:
@@ -602,8 +600,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
                 alpha = rescaling_factor(m[t], m_new)
                 p = [math.exp(s - m_new) for s in s_row]  # (block_k,), masked -> 0.0
                 l[t] = l[t] * alpha + sum(p)
-                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))
-                          for c, a in enumerate(acc[t])]
+                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols)) for c, a in enumerate(acc[t])]
                 m[t] = m_new
             if trace is not None:
                 trace.append((r0, c0, list(m)))
@@ -616,8 +613,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             if not all(math.isfinite(x) for x in row):
                 # The unnormalized accumulator (up to l * max|v|) passed 1.8e308 although the
                 # average may not: this row again, with the weights normalized first.
-                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
-                               for j in range(n_k)], v)
+                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in range(n_k)], v)
             out.append(row)
             lse.append(m[t] + math.log(l[t]))
     return out, lse
@@ -701,6 +697,7 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
 
 # --------------------------------------------------------------------------- float32 demo
 
+
 class Float32Overflow(OverflowError):
     """exp overflowed to inf in emulated float32 (the next step would be inf/inf = NaN).
 
@@ -747,8 +744,10 @@ def _as_float32_logits(logits) -> list[float]:
     for i, x in enumerate(_as_logits(logits)):
         r = to_float32(x)
         if math.isinf(r) and math.isfinite(x):
-            raise Float32Overflow(f"logits[{i}] = {x!r} does not fit float32 (finite floats up to +-{FLOAT32_MAX!r}): "
-                                  "it would round to " + ("inf, and inf / inf is NaN" if x > 0 else "-inf, masking it"))
+            raise Float32Overflow(
+                f"logits[{i}] = {x!r} does not fit float32 (finite floats up to +-{FLOAT32_MAX!r}): "
+                "it would round to " + ("inf, and inf / inf is NaN" if x > 0 else "-inf, masking it")
+            )
         row.append(r)
     return row
 
@@ -787,8 +786,7 @@ def softmax_naive_float32(logits) -> list[float]:
     for x in row:
         e = _exp32(x)
         if e == math.inf:
-            raise Float32Overflow(f"float32 exp({x!r}) = inf (logit > {FLOAT32_EXP_MAX}); "
-                                  "inf / inf would be NaN")
+            raise Float32Overflow(f"float32 exp({x!r}) = inf (logit > {FLOAT32_EXP_MAX}); inf / inf would be NaN")
         exps.append(e)
     total = 0.0
     for e in exps:

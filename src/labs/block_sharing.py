@@ -50,8 +50,15 @@ from labs.paged_attention import (
 # paged_attention's MAX_COUNT blocks of vLLM's 16 slots. Requests in a workload share MAX_COUNT.
 MAX_POOL_SLOTS = MAX_COUNT * DEFAULT_BLOCK_SIZE
 
-__all__ = ["CachingBlockManager", "LRUBlockAllocator", "SharingSimulation", "block_hash", "describe_workload",
-           "sharing_workload", "simulate_sharing"]
+__all__ = [
+    "CachingBlockManager",
+    "LRUBlockAllocator",
+    "SharingSimulation",
+    "block_hash",
+    "describe_workload",
+    "sharing_workload",
+    "simulate_sharing",
+]
 
 
 def _tokens(name: str, tokens) -> tuple[int, ...]:
@@ -139,8 +146,10 @@ class CachingBlockManager:
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, cache_decoded: bool = True):
         self.allocator = LRUBlockAllocator(num_blocks, block_size)
         if num_blocks * block_size > MAX_POOL_SLOTS:
-            raise ValueError(f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
-                             f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)")
+            raise ValueError(
+                f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
+                f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)"
+            )
         self.block_size = block_size
         self.cache_decoded = bool(cache_decoded)
         self.tables: dict = {}
@@ -191,7 +200,7 @@ class CachingBlockManager:
         self.allocator._check_block(src)
         self.allocator._check_block(dst)
         bs = self.block_size
-        self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
+        self.pool[dst * bs : (dst + 1) * bs] = self.pool[src * bs : (src + 1) * bs]
 
     def allocate(self) -> int:
         """A block for new tokens: the front of the free queue, evicted from the prefix cache if it was cached.
@@ -240,7 +249,7 @@ class CachingBlockManager:
         limit = len(prompt) if max_hit_tokens is None else _check_int("max_hit_tokens", max_hit_tokens, 0)
         plan, parent, hitting = [], None, True  # (key or None, cached block or None) per block
         for start in range(0, len(prompt), bs):
-            chunk = prompt[start:start + bs]
+            chunk = prompt[start : start + bs]
             if len(chunk) < bs:  # a partly filled block is never cached
                 plan.append((None, None))
                 continue
@@ -252,7 +261,7 @@ class CachingBlockManager:
             # would make a sequence read another's keys and values. So compare the
             # cached block's whole prefix; on a mismatch, a miss (its key stays with
             # the block that holds it: _register keeps the first).
-            if block is not None and self._prefix_of[block] != prompt[:start + bs]:
+            if block is not None and self._prefix_of[block] != prompt[: start + bs]:
                 block = None
             plan.append((parent, block))
             hitting = block is not None
@@ -291,8 +300,9 @@ class CachingBlockManager:
         misses = sum(block is None for _, block in plan)
         woken = sum(1 for _, block in plan if block is not None and self.allocator.ref_count(block) == 0)
         if misses + woken > self.allocator.num_free:  # check first: a failed add leaves nothing behind
-            raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                   f"({misses + woken} needed, {self.allocator.num_free} free)")
+            raise OutOfBlocksError(
+                f"Out of memory! No free blocks are available. ({misses + woken} needed, {self.allocator.num_free} free)"
+            )
         for _, block in plan:  # touch the hits first, so no allocation below evicts them
             if block is not None:
                 self.allocator.share(block)
@@ -301,7 +311,7 @@ class CachingBlockManager:
             if block is None:
                 block = self.allocate()
                 if key is not None:  # a miss on a full block: register it
-                    self._register(block, key, prompt[:len(table) * bs + bs])
+                    self._register(block, key, prompt[: len(table) * bs + bs])
             table.append(block)
         self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
         self._keys[seq_id] = [key for key, _ in plan if key is not None]
@@ -405,8 +415,7 @@ class SharingSimulation:
         return self.block_steps_prompt / self.block_steps_unshared
 
 
-def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40),
-                     output_range=(16, 128)) -> list[tuple[int, int]]:
+def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40), output_range=(16, 128)) -> list[tuple[int, int]]:
     """Reproducible (prompt_len, output_len) pairs, uniform in the given inclusive ranges, in tokens.
 
     Short instruction-style requests; integer draws only, so CPython and
@@ -444,13 +453,16 @@ def describe_workload(workload) -> str:
         _check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
         _check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
     prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
-    return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
-            f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
-            f"(mean {sum(outputs) / len(outputs):.0f})")
+    return (
+        f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
+        f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
+        f"(mean {sum(outputs) / len(outputs):.0f})"
+    )
 
 
-def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE,
-                     prefix_len: int = 0, seed: int = 0, engine: str = "v0") -> SharingSimulation:
+def simulate_sharing(
+    case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE, prefix_len: int = 0, seed: int = 0, engine: str = "v0"
+) -> SharingSimulation:
     """Count KV blocks held with sharing (a CachingBlockManager) and without, in one of the paper's cases.
 
     Args:
@@ -509,7 +521,7 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
             # or the prefix uses (not -1 - i: hash(-1) == hash(-2) in CPython).
             m.add_sequence(i, prefix + [prefix_len + i] * p)
         for step in range(longest):
-            for i, (p, o) in enumerate(pairs):
+            for i, (_, o) in enumerate(pairs):
                 if step < o:
                     m.append_token(i, step)
             shared += m.allocator.num_used

@@ -141,8 +141,8 @@ class BlockAllocator:
         """Take a block off the free list with reference count 1; raise OutOfBlocksError if none."""
         if not self._free:
             raise OutOfBlocksError(
-                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks "
-                f"of {self.block_size} slots are in use)")
+                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks of {self.block_size} slots are in use)"
+            )
         block = self._free.pop()
         self._ref_counts[block] = 1
         return block
@@ -231,8 +231,8 @@ class LRUBlockAllocator(BlockAllocator):
         """Take the front of the free queue with reference count 1; raise OutOfBlocksError if none."""
         if not self._queue:
             raise OutOfBlocksError(
-                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks "
-                f"of {self.block_size} slots are in use)")
+                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks of {self.block_size} slots are in use)"
+            )
         block = next(iter(self._queue))
         del self._queue[block]
         self._ref_counts[block] = 1
@@ -297,8 +297,10 @@ class BlockTable:
             raise ValueError(f"physical blocks {blocks} repeat an id; each logical block needs its own")
         n = len(blocks) * block_size if num_tokens is None else _check_int("num_tokens", num_tokens, 0)
         if _blocks_for(n, block_size) != len(blocks):
-            raise ValueError(f"{n} tokens at block size {block_size} fill {_blocks_for(n, block_size)} "
-                             f"blocks, but {len(blocks)} physical blocks were given")
+            raise ValueError(
+                f"{n} tokens at block size {block_size} fill {_blocks_for(n, block_size)} "
+                f"blocks, but {len(blocks)} physical blocks were given"
+            )
         table._blocks, table._num_tokens = blocks, n
         return table
 
@@ -331,20 +333,27 @@ class BlockTable:
         """
         _check_int("n", n, 0)
         self._check_live()
-        if (n > 0 and self.allocator is not None and self._num_tokens % self.block_size
-                and self.allocator.ref_count(self._blocks[-1]) > 1):
+        if (
+            n > 0
+            and self.allocator is not None
+            and self._num_tokens % self.block_size
+            and self.allocator.ref_count(self._blocks[-1]) > 1
+        ):
             block = self._blocks[-1]
-            raise SharedBlockError(f"the last block (physical block {block}) is partly filled and shared with "
-                                   f"{self.allocator.ref_count(block) - 1} other sequence(s): writing into it would "
-                                   "change theirs; append through BlockManager.append, which copies it first")
+            raise SharedBlockError(
+                f"the last block (physical block {block}) is partly filled and shared with "
+                f"{self.allocator.ref_count(block) - 1} other sequence(s): writing into it would "
+                "change theirs; append through BlockManager.append, which copies it first"
+            )
         needed = _blocks_for(self._num_tokens + n, self.block_size) - len(self._blocks)
         new: list[int] = []
         if needed > 0:
             if self.allocator is None:
                 raise ValueError("this block table has no allocator; build it as BlockTable(block_size, allocator)")
             if needed > self.allocator.num_free:
-                raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                       f"({needed} needed, {self.allocator.num_free} free)")
+                raise OutOfBlocksError(
+                    f"Out of memory! No free blocks are available. ({needed} needed, {self.allocator.num_free} free)"
+                )
             new = [self.allocator.allocate() for _ in range(needed)]
             self._blocks.extend(new)
         self._num_tokens += n
@@ -364,8 +373,7 @@ class BlockTable:
         self._check_live()
         n, bs = self._num_tokens, self.block_size
         if not 0 <= t < n:
-            raise PageFault(f"page fault: token {t} is not in the sequence (length {n}, block size {bs}); "
-                            f"expected 0 <= t < {n}")
+            raise PageFault(f"page fault: token {t} is not in the sequence (length {n}, block size {bs}); expected 0 <= t < {n}")
         return self._blocks[t // bs] * bs + t % bs
 
     def slots(self) -> list[int]:
@@ -466,8 +474,7 @@ class BlockManager:
         cow = n > 0 and table.num_tokens % bs != 0 and self.allocator.ref_count(blocks[-1]) > 1
         needed = _blocks_for(table.num_tokens + n, bs) - len(blocks) + cow
         if needed > self.allocator.num_free:
-            raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                   f"({needed} needed, {self.allocator.num_free} free)")
+            raise OutOfBlocksError(f"Out of memory! No free blocks are available. ({needed} needed, {self.allocator.num_free} free)")
         copies = []
         if cow:
             src, dst = blocks[-1], self.allocator.allocate()
@@ -566,17 +573,18 @@ class PagedKVCache:
         self.block_size = _check_int("block_size", block_size, 1)
         self.head_dim = _check_int("head_dim", head_dim, 1)
         if num_blocks * block_size * head_dim > MAX_CACHE_FLOATS:
-            raise ValueError(f"a cache of {num_blocks:,} blocks x {block_size:,} slots x {head_dim:,} dims is "
-                             f"{num_blocks * block_size * head_dim:,} floats per K and V; expected at most "
-                             f"{MAX_CACHE_FLOATS:,} (it would take minutes and gigabytes to build)")
+            raise ValueError(
+                f"a cache of {num_blocks:,} blocks x {block_size:,} slots x {head_dim:,} dims is "
+                f"{num_blocks * block_size * head_dim:,} floats per K and V; expected at most "
+                f"{MAX_CACHE_FLOATS:,} (it would take minutes and gigabytes to build)"
+            )
         self.k_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
         self.v_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
 
     def _locate(self, slot) -> tuple[int, int]:
         _check_int("slot", slot)
         if not 0 <= slot < self.num_blocks * self.block_size:
-            raise ValueError(f"slot {slot} is outside the cache: expected 0 <= slot < "
-                             f"{self.num_blocks * self.block_size}")
+            raise ValueError(f"slot {slot} is outside the cache: expected 0 <= slot < {self.num_blocks * self.block_size}")
         return divmod(slot, self.block_size)  # (physical block, offset in block)
 
     def _check_block(self, block) -> int:
@@ -625,7 +633,7 @@ class PagedKVCache:
         n = block_table.num_tokens if num_tokens is None else _check_int("num_tokens", num_tokens, 0)
         if n:
             block_table.translate(n - 1)  # PageFault past the written tokens
-        blocks = block_table.physical_blocks[:_blocks_for(n, self.block_size)]
+        blocks = block_table.physical_blocks[: _blocks_for(n, self.block_size)]
         return [self._check_block(b) for b in blocks], n
 
     def gather(self, block_table, num_tokens: int | None = None) -> tuple[list[list[float]], list[list[float]]]:
@@ -651,8 +659,9 @@ class PagedKVCache:
         return keys, values
 
 
-def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None = None,
-                    scale: float | None = None) -> list[list[float]]:
+def paged_attention(
+    q, cache: PagedKVCache, block_table, num_tokens: int | None = None, scale: float | None = None
+) -> list[list[float]]:
     """softmax(q K^T * scale) V, reading K and V block by block through the block table.
 
     Args:
@@ -688,8 +697,10 @@ def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None 
                 logits.append(sum(a * b for a, b in zip(q_row, cache.k_cache[block][offset])) * scale)
         bad = next((t for t, x in enumerate(logits) if not math.isfinite(x)), None)
         if bad is not None:  # overflow in q . k: the one rule of labs.attention
-            raise AttentionOverflow(f"the score of query {i} and key {bad} is {logits[bad]!r}: scale * q . k overflows "
-                                    "float64; expected a finite float (reduce the scale or the inputs)")
+            raise AttentionOverflow(
+                f"the score of query {i} and key {bad} is {logits[bad]!r}: scale * q . k overflows "
+                "float64; expected a finite float (reduce the scale or the inputs)"
+            )
         m = max(logits)  # the running max of online softmax, here over all blocks at once
         weights = [math.exp(x - m) for x in logits]  # (N_k,)
         denom = sum(weights)
@@ -766,8 +777,9 @@ def simulate_memory(seq_lengths, max_seq_len: int, block_size: int = DEFAULT_BLO
         if not 1 <= n <= max_seq_len:
             raise ValueError(f"seq_lengths[{i}] = {n}: expected 1 <= length <= max_seq_len {max_seq_len}")
     blocks = sum(_blocks_for(n, block_size) for n in lengths)
-    return MemorySimulation(block_size, max_seq_len, len(lengths), sum(lengths),
-                            len(lengths) * max_seq_len, blocks, blocks * block_size)
+    return MemorySimulation(
+        block_size, max_seq_len, len(lengths), sum(lengths), len(lengths) * max_seq_len, blocks, blocks * block_size
+    )
 
 
 def sample_workload(num_sequences: int = 64, max_seq_len: int = 2048, seed: int = 0) -> list[int]:

@@ -67,8 +67,9 @@ class StaticReservation:
         _check_int("max_seq_len", max_seq_len, 1)
         self.reserve = -(-max_seq_len // block_size)
         if self.reserve > num_blocks:  # no request could ever be admitted: the scheduler would wait forever
-            raise ValueError(f"a reservation of {max_seq_len} slots takes {self.reserve} blocks of {block_size}; "
-                             f"the pool has only {num_blocks}")
+            raise ValueError(
+                f"a reservation of {max_seq_len} slots takes {self.reserve} blocks of {block_size}; the pool has only {num_blocks}"
+            )
         self.num_free = num_blocks
         self._held: set = set()
 
@@ -208,5 +209,11 @@ def latency_vs_rate(dataset: str, rates, num_requests: int = 200, seed: int = 0)
     >>> [(r, s > p) for r, s, p in latency_vs_rate("alpaca", [20.0], num_requests=40)]
     [(20.0, True)]
     """
-    return [(rate, simulate(dataset, rate, "static", num_requests, seed).normalized_latency,
-             simulate(dataset, rate, "paged", num_requests, seed).normalized_latency) for rate in rates]
+    return [
+        (
+            rate,
+            simulate(dataset, rate, "static", num_requests, seed).normalized_latency,
+            simulate(dataset, rate, "paged", num_requests, seed).normalized_latency,
+        )
+        for rate in rates
+    ]

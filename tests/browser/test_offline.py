@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, editor, run_and_wait, set_code
+from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.test_micrograd_page import EXERCISE
 from tests.conftest import ROOT, _new_page
 from tests.plain_host import PlainHost
@@ -122,8 +122,14 @@ def copy_project(to: Path) -> Path:
 def build(project: Path, outdir: Path) -> None:
     """Build the copy as `nox -s docs` does, without running the pages' cells at build time (quicker)."""
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", "-D", "nb_execution_mode=off",
-                           "docs", str(outdir)], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", "-D", "nb_execution_mode=off", "docs", str(outdir)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
