@@ -61,8 +61,14 @@ def _rows_of(x, name: str, what: str):
     return x
 
 
-def _as_logits(logits, name: str = "logits") -> list[float]:
-    """Validate a row of logits (floats or -inf) and return it as a list of floats."""
+def as_logits(logits, name: str = "logits") -> list[float]:
+    """A row of logits (floats or -inf) as a list of floats, checked as every function here checks it.
+
+    Raises TypeError (not a sequence of numbers) or ValueError (NaN or +inf), naming the entry.
+
+    >>> as_logits((1, 2.5, float("-inf")))
+    [1.0, 2.5, -inf]
+    """
     row = _rows_of(logits, name, "a sequence of floats")
     return [_as_float(x, f"{name}[{i}]", True) for i, x in enumerate(row)]
 
@@ -120,7 +126,7 @@ def softmax_naive(logits) -> list[float]:
     Traceback (most recent call last):
     OverflowError: exp(1000.0) overflows float64 (logit > 709.782712893384); use softmax()
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     exps = []
     for x in row:
         try:
@@ -152,7 +158,7 @@ def logsumexp(logits) -> float:
     >>> logsumexp([])
     -inf
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     m = max(row, default=NEG_INF)
     if m == NEG_INF:
         return NEG_INF
@@ -176,7 +182,7 @@ def softmax(logits) -> list[float]:
     >>> softmax([1000.0, -1000.0]), softmax([-math.inf, 0.0, 0.0])
     ([1.0, 0.0], [0.0, 0.5, 0.5])
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     m = max(row, default=NEG_INF)
     if m == NEG_INF:
         return [0.0] * len(row)
@@ -278,7 +284,7 @@ class SoftmaxState:
         >>> SoftmaxState().update([0.0, 0.0])
         SoftmaxState(m=0.0, d=2.0)
         """
-        row = _as_logits(block, "block")
+        row = as_logits(block, "block")
         mb = max(row, default=NEG_INF)
         if mb == NEG_INF:  # empty or fully masked block: the identity
             return self
@@ -308,7 +314,7 @@ class SoftmaxState:
         >>> SoftmaxState().update([0.0, 0.0]).probs([0.0, 0.0])
         [0.5, 0.5]
         """
-        row = _as_logits(logits)
+        row = as_logits(logits)
         if self.d == 0.0:
             return [0.0] * len(row)
         return [math.exp(x - self.m) / self.d for x in row]
@@ -426,7 +432,7 @@ def online_softmax(logits, block_sizes=None) -> OnlineSoftmaxResult:
     >>> [s.alpha for s in online_softmax([3.0, 1000.0, 999.0]).steps]
     [0.0, 0.0, 1.0]
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     state, steps = SoftmaxState(), []
     for lo, hi in _block_bounds(len(row), block_sizes):
         new = state.update(row[lo:hi])
@@ -661,7 +667,7 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
     for name, x in (("o", o), ("d_o", d_o)):
         if len(x) != n_q or (x and len(x[0]) != d_v):
             raise ValueError(f"{name} is {len(x)} x {len(x[0]) if x else 0}; expected N_q x d_v = {n_q} x {d_v}")
-    lse = _as_logits(lse, "lse")
+    lse = as_logits(lse, "lse")
     if len(lse) != n_q:
         raise ValueError(f"lse has {len(lse)} entries; expected one per query, {n_q}")
     offset = n_k - n_q  # bottom-right causal alignment, as in the forward pass
@@ -735,13 +741,13 @@ def _as_float32_logits(logits) -> list[float]:
 
     Raises Float32Overflow for a finite logit that float32 cannot hold
     (it would round to +-inf: +inf makes inf / inf = NaN, -inf would mask it
-    silently), besides ``_as_logits``' ValueError / TypeError.
+    silently), besides ``as_logits``' ValueError / TypeError.
 
     >>> _as_float32_logits([0.1, float("-inf")])
     [0.10000000149011612, -inf]
     """
     row = []
-    for i, x in enumerate(_as_logits(logits)):
+    for i, x in enumerate(as_logits(logits)):
         r = to_float32(x)
         if math.isinf(r) and math.isfinite(x):
             raise Float32Overflow(

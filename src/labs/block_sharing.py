@@ -42,8 +42,8 @@ from labs.paged_attention import (
     LRUBlockAllocator,
     OutOfBlocksError,
     UnknownSequenceError,
-    _blocks_for,
-    _check_int,
+    blocks_for,
+    check_int,
 )
 
 # The most token slots (num_blocks x block_size) in a CachingBlockManager's pool, a list in memory:
@@ -246,7 +246,7 @@ class CachingBlockManager:
         ([0, None], None)
         """
         prompt, bs = _tokens("prompt", prompt), self.block_size
-        limit = len(prompt) if max_hit_tokens is None else _check_int("max_hit_tokens", max_hit_tokens, 0)
+        limit = len(prompt) if max_hit_tokens is None else check_int("max_hit_tokens", max_hit_tokens, 0)
         plan, parent, hitting = [], None, True  # (key or None, cached block or None) per block
         for start in range(0, len(prompt), bs):
             chunk = prompt[start : start + bs]
@@ -425,11 +425,11 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
     >>> sharing_workload(2, seed=1) == sharing_workload(2, seed=1)
     True
     """
-    _check_int("num_requests", num_requests, 1, MAX_COUNT)
+    check_int("num_requests", num_requests, 1, MAX_COUNT)
     for name, (low, high) in (("prompt_range", prompt_range), ("output_range", output_range)):
-        if not 1 <= _check_int(f"{name}[0]", low) <= _check_int(f"{name}[1]", high):
+        if not 1 <= check_int(f"{name}[0]", low) <= check_int(f"{name}[1]", high):
             raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")
-    rng = random.Random(_check_int("seed", seed))
+    rng = random.Random(check_int("seed", seed))
     return [(rng.randint(*prompt_range), rng.randint(*output_range)) for _ in range(num_requests)]
 
 
@@ -450,8 +450,8 @@ def describe_workload(workload) -> str:
     for i, pair in enumerate(pairs):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise TypeError(f"workload[{i}] = {pair!r:.60}; expected a (prompt_len, output_len) pair of token counts")
-        _check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
-        _check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
+        check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
+        check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
     prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
     return (
         f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
@@ -503,18 +503,18 @@ def simulate_sharing(
         raise ValueError(f"unknown engine {engine!r}: expected 'v0' or 'v1'")
     if engine == "v1" and case != "parallel":
         raise ValueError(f"engine 'v1' models parallel sampling only, got case {case!r}")
-    _check_int("width", width, 1)
-    _check_int("block_size", block_size, 1)
-    _check_int("prefix_len", prefix_len, 0)
-    pairs = [(_check_int("prompt_len", p, 1), _check_int("output_len", o, 1)) for p, o in workload]
+    check_int("width", width, 1)
+    check_int("block_size", block_size, 1)
+    check_int("prefix_len", prefix_len, 0)
+    pairs = [(check_int("prompt_len", p, 1), check_int("output_len", o, 1)) for p, o in workload]
     if not pairs:
         raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
-    rng = random.Random(_check_int("seed", seed))
+    rng = random.Random(check_int("seed", seed))
     shared = unshared = prompt_steps = 0
     if case == "prefix":  # all requests in one batch: they are alive together
         prefix = list(range(prefix_len))
         longest = max(o for _, o in pairs)
-        pool = sum(_blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
+        pool = sum(blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
         m = CachingBlockManager(pool, block_size)
         for i, (p, _) in enumerate(pairs):
             # The request's own text after the prefix: a token no other request
@@ -525,7 +525,7 @@ def simulate_sharing(
                 if step < o:
                     m.append_token(i, step)
             shared += m.allocator.num_used
-            unshared += sum(_blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
+            unshared += sum(blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
             prompt_steps += len(m.seq_ids) * (prefix_len // block_size)
             for i, (_, o) in enumerate(pairs):
                 if step == o - 1:
@@ -536,7 +536,7 @@ def simulate_sharing(
             outputs = [rng.randint(max(1, o // 2), o + o // 2) for _ in range(width)]
         else:
             outputs = [o] * width
-        pool = width * _blocks_for(p + max(outputs), block_size) + width
+        pool = width * blocks_for(p + max(outputs), block_size) + width
         m = CachingBlockManager(pool, block_size)
         m.add_sequence(0, list(range(p)))
         for k in range(1, width):
@@ -557,7 +557,7 @@ def simulate_sharing(
             for s in live:
                 m.append_token(s, step)
             shared += m.allocator.num_used
-            unshared += sum(_blocks_for(m.lengths[s], block_size) for s in live)
+            unshared += sum(blocks_for(m.lengths[s], block_size) for s in live)
             prompt_steps += len(live) * (p // block_size)  # full blocks: all that stays shared
             if case == "parallel":
                 for s in list(live):

@@ -20,7 +20,7 @@ import itertools
 import math
 from html import escape  # xml.sax.saxutils would import urllib.request and email: 70 ms
 
-from labs.attention import _as_logits, online_softmax
+from labs.attention import as_logits, online_softmax
 
 M_COLOR = "#2C7FB8"
 ALPHA_COLOR = "#D55E00"
@@ -69,7 +69,7 @@ class SoftmaxTrace:
     def __init__(self, logits=None, block_sizes=None, title: str | None = None):
         if title is not None and not isinstance(title, str):  # checked here, not when drawn
             raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
-        self.logits = _as_logits(DEFAULT_LOGITS if logits is None else logits)
+        self.logits = as_logits(DEFAULT_LOGITS if logits is None else logits)
         if not self.logits:
             raise ValueError("logits is empty; expected at least one logit to draw")
         self.block_sizes = None if block_sizes is None else list(block_sizes)
