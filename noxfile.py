@@ -155,6 +155,8 @@ def tests(session: nox.Session) -> None:
         return
     # The docs build is mostly one process on one core: the lint, the JS tests and the tests that
     # need no built site (marked in tests/conftest.py) run on the other one meanwhile.
+    for old in (ROOT / "test-artifacts").glob("contexts-*.txt"):
+        old.unlink()
     build = _start_docs_build(session, TEST_SITE)
     try:
         _lint(session)
@@ -174,6 +176,8 @@ def tests(session: nox.Session) -> None:
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
     session.run("pytest", "-n", PYTEST_WORKERS, "--dist", "worksteal", "-m", "site and not solo", "--durations=30", env=env)
     session.run("pytest", "-m", "solo", "--durations=10", env=env, success_codes=[0, 5])  # 5: none marked
+    counts = [int(p.read_text()) for p in (ROOT / "test-artifacts").glob("contexts-*.txt")]
+    session.log(f"browser contexts made (each a cold start of Python's WebAssembly): {sum(counts)}")
 
 
 @nox.session
