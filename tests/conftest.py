@@ -101,7 +101,7 @@ def browser():
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         artifacts = Path(os.environ.get("LAB_ARTIFACTS", ROOT / "test-artifacts"))
         artifacts.mkdir(parents=True, exist_ok=True)
-        (artifacts / f"contexts-{worker}.txt").write_text(f"{made[0]}\n")
+        (artifacts / f"contexts-{worker}-{os.getpid()}.txt").write_text(f"{made[0]}\n")
 
 
 def _count_contexts(browser) -> list[int]:
