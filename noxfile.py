@@ -29,7 +29,7 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 SITE = ROOT / "build" / "html"
 TEST_SITE = ROOT / "build" / "test-html"  # not SITE: a running `nox -s serve` keeps its files
-LINT_PATHS = ["src", "tests", "benchmarks", "docs/conftest.py", "conf", "noxfile.py"]
+LINT_PATHS = ["src", "tests", "benchmarks", "tools", "docs/conftest.py", "conf", "noxfile.py"]
 # The page script, the worker and the service worker run in different globals: a config each.
 TSCONFIGS = [f"src/pyodide_cells/types/tsconfig.{name}.json" for name in ("page", "worker", "sw")]
 # Three workers on the CI machine's two cores: a browser test waits much of its time (on Python in
@@ -58,8 +58,9 @@ def _install(session: nox.Session, *groups: str) -> None:
 
 
 def _lint(session: nox.Session) -> None:
-    """ruff on the Python; tsc --noEmit on the JS (JSDoc types), one run per config in TSCONFIGS."""
+    """ruff check and ruff format --check on the Python; tsc --noEmit on the JS (JSDoc types), one run per config in TSCONFIGS."""
     session.run("ruff", "check", *LINT_PATHS)
+    session.run("ruff", "format", "--check", *LINT_PATHS)  # `ruff format` with the same paths mends it
     tsc = str(ROOT / "node_modules" / ".bin" / "tsc")
     failed = []
     for config in TSCONFIGS:  # each one, so that one run shows every error
@@ -91,8 +92,11 @@ def _start_docs_build(session: nox.Session, outdir: Path) -> subprocess.Popen:
     log = ROOT / "build" / f"{outdir.name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     session.log(f"{' '.join(command)} (in the background; output in {log.relative_to(ROOT)})")
-    env = {**os.environ, "PATH": os.pathsep.join([session.bin, os.environ.get("PATH", "")]),
-           "VIRTUAL_ENV": session.virtualenv.location}
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([session.bin, os.environ.get("PATH", "")]),
+        "VIRTUAL_ENV": session.virtualenv.location,
+    }
     with log.open("w") as out:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
@@ -151,12 +155,15 @@ def tests(session: nox.Session) -> None:
         return
     # The docs build is mostly one process on one core: the lint, the JS tests and the tests that
     # need no built site (marked in tests/conftest.py) run on the other one meanwhile.
+    for old in (ROOT / "test-artifacts").glob("contexts-*.txt"):
+        old.unlink()
     build = _start_docs_build(session, TEST_SITE)
     try:
         _lint(session)
         # The runtime's pure JavaScript (scheduler, protocol, terminal text) where it lives: node --test.
-        session.run("node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")),
-                    external=True)
+        session.run(
+            "node", "--test", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "js").glob("*.test.mjs")), external=True
+        )
         session.run("pytest", "-n", "2", "-m", "not site and not solo", "--durations=10", env=env)
     except BaseException:
         build.kill()
@@ -169,6 +176,8 @@ def tests(session: nox.Session) -> None:
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
     session.run("pytest", "-n", PYTEST_WORKERS, "--dist", "worksteal", "-m", "site and not solo", "--durations=30", env=env)
     session.run("pytest", "-m", "solo", "--durations=10", env=env, success_codes=[0, 5])  # 5: none marked
+    counts = [int(p.read_text()) for p in (ROOT / "test-artifacts").glob("contexts-*.txt")]
+    session.log(f"browser contexts made (each a cold start of Python's WebAssembly): {sum(counts)}")
 
 
 @nox.session
@@ -187,7 +196,12 @@ def lab(session: nox.Session) -> None:
     _install(session, "test", "lint")
     _build_docs(session, TEST_SITE)
     session.run(
-        "pytest", "--durations=10", f"docs/{name}.md", "tests", "-k", name,
+        "pytest",
+        "--durations=10",
+        f"docs/{name}.md",
+        "tests",
+        "-k",
+        name,
         env={"LAB_SITE_DIR": str(TEST_SITE), "LAB_ARTIFACTS": str(ROOT / "test-artifacts")},
     )
 

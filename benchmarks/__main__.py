@@ -64,8 +64,11 @@ from tests.chromium import CHROMIUM, launch  # noqa: E402  (the tests' Chromium,
 from tests.plain_host import PlainHost  # noqa: E402  (a host that adds nothing, as in the tests)
 
 GENERATED = ROOT / "docs" / "_generated"
-LAB_PAGES = {"micrograd lab": "micrograd.html", "online softmax lab": "online_softmax.html",
-             "paged attention lab": "paged_attention.html"}
+LAB_PAGES = {
+    "micrograd lab": "micrograd.html",
+    "online softmax lab": "online_softmax.html",
+    "paged attention lab": "paged_attention.html",
+}
 FLOOR = "floor (bare Pyodide)"
 TIMEOUT = 180_000
 
@@ -127,9 +130,15 @@ class Traffic:
         self.requests += 1
         self.wire += received
         timing = request.timing  # startTime: ms since the epoch; responseEnd: ms after it (-1: unknown)
-        self.log.append({"path": urlsplit(request.url).path, "start": timing["startTime"],
-                         "end": timing["startTime"] + max(timing["responseEnd"], 0.0),
-                         "bytes": received, "cached": body == 0})
+        self.log.append(
+            {
+                "path": urlsplit(request.url).path,
+                "start": timing["startTime"],
+                "end": timing["startTime"] + max(timing["responseEnd"], 0.0),
+                "bytes": received,
+                "cached": body == 0,
+            }
+        )
         if body == 0:
             self.from_cache += 1
         elif response is not None and response.status == 200:
@@ -155,9 +164,15 @@ def throttle(context, page, profile: str) -> None:
     bits, latency = conditions
     cdp = context.new_cdp_session(page)
     cdp.send("Network.enable")
-    cdp.send("Network.emulateNetworkConditions", {
-        "offline": False, "latency": latency, "downloadThroughput": bits / 8, "uploadThroughput": bits / 8,
-    })
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {
+            "offline": False,
+            "latency": latency,
+            "downloadThroughput": bits / 8,
+            "uploadThroughput": bits / 8,
+        },
+    )
 
 
 # Presses the first live cell's Run from inside the page, in the microtask after the page's
@@ -189,17 +204,16 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
         page.add_init_script(PRESS_RUN)
     page.goto(url, wait_until="commit")
     if is_lab:
-        page.wait_for_function(
-            "document.querySelector('div.cell.pc-live')?.dataset.state === 'done'", timeout=TIMEOUT
-        )
+        page.wait_for_function("document.querySelector('div.cell.pc-live')?.dataset.state === 'done'", timeout=TIMEOUT)
     else:
         page.wait_for_selector("body[data-state=done]", timeout=TIMEOUT)
     page.wait_for_timeout(500)  # late responses (fonts, the graph's Graphviz) are counted too
     if is_lab:
         # The service worker keeps the site once Python has started: let it finish, so that
         # the second visit is always the one a returning learner gets.
-        page.wait_for_function("['ready', 'unsupported', 'failed'].includes(document.documentElement.dataset.offline)",
-                               timeout=TIMEOUT)
+        page.wait_for_function(
+            "['ready', 'unsupported', 'failed'].includes(document.documentElement.dataset.offline)", timeout=TIMEOUT
+        )
     origin = page.evaluate("performance.timeOrigin")
     result = {
         "ready_ms": mark(page, "pyodide-cells:ready"),
@@ -210,8 +224,16 @@ def visit(context, traffic: Traffic, url: str, is_lab: bool, profile: str = "non
         "from_cache": traffic.from_cache,
         "foreign_requests": traffic.foreign,
         "offline_bytes": traffic.offline,
-        "log": [{"path": e["path"], "start_ms": round(e["start"] - origin, 1), "end_ms": round(e["end"] - origin, 1),
-                 "bytes": e["bytes"], "cached": e["cached"]} for e in traffic.log],
+        "log": [
+            {
+                "path": e["path"],
+                "start_ms": round(e["start"] - origin, 1),
+                "end_ms": round(e["end"] - origin, 1),
+                "bytes": e["bytes"],
+                "cached": e["cached"],
+            }
+            for e in traffic.log
+        ],
     }
     if is_lab:
         # Say which start-up snapshot the visit restored: "" none, "browser" (kept by this
@@ -251,8 +273,14 @@ def bench_site_snapshot(browser, base: str, site: Path, runs: int, profile: str 
             context.on("requestfinished", traffic.finished)
             results.append(visit(context, traffic, f"{base}/{LAB_PAGES[SITE_SNAPSHOT_PAGE]}?site-snapshot={mode}", True, profile))
             context.close()
-    return {mode: {"first_output_ms": median_of(results, "first_output_ms"), "wire_bytes": median_of(results, "wire_bytes"),
-                   "restored": [r["restored"] for r in results]} for mode, results in modes.items()}
+    return {
+        mode: {
+            "first_output_ms": median_of(results, "first_output_ms"),
+            "wire_bytes": median_of(results, "wire_bytes"),
+            "restored": [r["restored"] for r in results],
+        }
+        for mode, results in modes.items()
+    }
 
 
 def median_of(runs: list[dict], key: str):
@@ -283,7 +311,8 @@ def typed_visit(browser, url: str, profile: str) -> float:
     page.keyboard.press("Control+Enter")
     page.wait_for_function(
         "() => document.querySelector('div.cell.pc-live.tag_exercise .cell_output')?.textContent.includes('typed 42')",
-        timeout=TIMEOUT, polling=10,
+        timeout=TIMEOUT,
+        polling=10,
     )
     at = page.evaluate("performance.now()")
     context.close()
@@ -391,11 +420,28 @@ def bench_serving(browser, base: str, scale: str) -> dict:
 
 # Issue 34's targets: (row, value(result of benchmarks.serving.run), format, unit, limit, "≤" or "≥", judged on).
 SERVING_ROWS = (
-    ("Run → first generated token (live demo, model load included)",
-     lambda r: r["first_token"]["run_to_first_token_ms"] if r["first_token"]["run_to_first_token_ms"] is not None
-     else r["first_token"]["python_ms"], "{:.0f}", "ms", 1000.0, "≤", ("page",)),
-    ("tokens/s, batch of 8 requests (trained model)", lambda r: r["throughput"]["tokens_per_s"], "{:.1f}", "tokens/s",
-     30.0, "≥", ("page",)),
+    (
+        "Run → first generated token (live demo, model load included)",
+        lambda r: (
+            r["first_token"]["run_to_first_token_ms"]
+            if r["first_token"]["run_to_first_token_ms"] is not None
+            else r["first_token"]["python_ms"]
+        ),
+        "{:.0f}",
+        "ms",
+        1000.0,
+        "≤",
+        ("page",),
+    ),
+    (
+        "tokens/s, batch of 8 requests (trained model)",
+        lambda r: r["throughput"]["tokens_per_s"],
+        "{:.1f}",
+        "tokens/s",
+        30.0,
+        "≥",
+        ("page",),
+    ),
     ("decode per token, dense (one request)", lambda r: r["decode_ratio"]["dense_ms"], "{:.2f}", "ms", None, "", ()),
     ("decode per token, paged and split by block", lambda r: r["decode_ratio"]["paged_ms"], "{:.2f}", "ms", None, "", ()),
     ("paged ÷ dense decode per token", lambda r: r["decode_ratio"]["ratio"], "{:.2f}", "×", 1.3, "≤", ("cpython", "page")),
@@ -440,13 +486,15 @@ def python_module(module: str, *args: str) -> dict:
 
 # Issue 7's targets: (column, measure(page result, floor result), limit, format).
 TARGETS = (
-    ("cold first output ≤ 1.1 × floor",
-     lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"], 1.1, "{:.2f} ×"),
-    ("second visit ≤ 0.5 × floor",
-     lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"], 0.5, "{:.2f} ×"),
+    ("cold first output ≤ 1.1 × floor", lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"], 1.1, "{:.2f} ×"),
+    ("second visit ≤ 0.5 × floor", lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"], 0.5, "{:.2f} ×"),
     ("warm re-run ≤ 20 ms", lambda r, fl: r["cold"]["warm_rerun_ms"], 20.0, "{:.1f} ms"),
-    ("first-visit bytes ≤ floor + 1.5 MB",
-     lambda r, fl: (r["cold"]["wire_bytes"] - fl["cold"]["wire_bytes"]) / 1e6, 1.5, "+{:.2f} MB"),
+    (
+        "first-visit bytes ≤ floor + 1.5 MB",
+        lambda r, fl: (r["cold"]["wire_bytes"] - fl["cold"]["wire_bytes"]) / 1e6,
+        1.5,
+        "+{:.2f} MB",
+    ),
 )
 
 
@@ -470,21 +518,36 @@ def bytes_before_first_output(result: dict) -> float:
     not delay it.
     """
     return statistics.median(
-        sum(e["bytes"] for e in run["log"] if e["end_ms"] <= run["first_output_ms"])
-        for run in result["runs"]["cold"]
+        sum(e["bytes"] for e in run["log"] if e["end_ms"] <= run["first_output_ms"]) for run in result["runs"]["cold"]
     )
 
 
 # Issue 15's targets, per network profile: (column, measure(page result, floor result), {profile: limit}, format).
 PROFILE_TARGETS = (
-    ("cold first output", lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"],
-     {"none": 0.45, "cable": 0.80, "4G": 0.95}, "{:.2f} ×"),
-    ("second visit", lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"],
-     {"none": 0.30, "cable": 0.30, "4G": 0.30}, "{:.2f} ×"),
-    ("your typed code runs", lambda r, fl: r["cold"].get("typed_ms", float("nan")) / fl["cold"]["first_output_ms"],
-     {"none": 0.80, "cable": 1.0, "4G": 1.1}, "{:.2f} ×"),
-    ("bytes before first output", lambda r, fl: (bytes_before_first_output(r) - bytes_before_first_output(fl)) / 1e6,
-     {"none": 0.5}, "floor {:+.2f} MB"),
+    (
+        "cold first output",
+        lambda r, fl: r["cold"]["first_output_ms"] / fl["cold"]["first_output_ms"],
+        {"none": 0.45, "cable": 0.80, "4G": 0.95},
+        "{:.2f} ×",
+    ),
+    (
+        "second visit",
+        lambda r, fl: r["second"]["first_output_ms"] / fl["cold"]["first_output_ms"],
+        {"none": 0.30, "cable": 0.30, "4G": 0.30},
+        "{:.2f} ×",
+    ),
+    (
+        "your typed code runs",
+        lambda r, fl: r["cold"].get("typed_ms", float("nan")) / fl["cold"]["first_output_ms"],
+        {"none": 0.80, "cable": 1.0, "4G": 1.1},
+        "{:.2f} ×",
+    ),
+    (
+        "bytes before first output",
+        lambda r, fl: (bytes_before_first_output(r) - bytes_before_first_output(fl)) / 1e6,
+        {"none": 0.5},
+        "floor {:+.2f} MB",
+    ),
 )
 
 
@@ -493,20 +556,35 @@ def write_site_snapshot(profiles: dict, choice: dict) -> None:
     the site's start-up snapshot, and as the page chose, with how often it chose the snapshot."""
     with open(GENERATED / "site_snapshot.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["profile", "started afresh (ms)", "site's snapshot (ms)", "the page's choice (ms)",
-                    "chose the snapshot", "MB more when restored"])
+        w.writerow(
+            [
+                "profile",
+                "started afresh (ms)",
+                "site's snapshot (ms)",
+                "the page's choice (ms)",
+                "chose the snapshot",
+                "MB more when restored",
+            ]
+        )
         for profile, modes in choice.items():
             page = profiles[profile][SITE_SNAPSHOT_PAGE]
             chose = [restored_from(run["restored"]) for run in page["runs"]["cold"] if "restored" in run]
             floor = profiles[profile][FLOOR]["cold"]["first_output_ms"]
             never, always = modes["never"], modes["always"]
 
-            def ms(value: float) -> str:
+            def ms(value: float, floor: float = floor) -> str:
                 return f"{value:.0f} ({value / floor:.2f}×)"
 
-            w.writerow([profile, ms(never["first_output_ms"]), ms(always["first_output_ms"]),
-                        ms(page["cold"]["first_output_ms"]), f"{chose.count('site')} of {len(chose)}",
-                        f"{(always['wire_bytes'] - never['wire_bytes']) / 1e6:+.2f}"])
+            w.writerow(
+                [
+                    profile,
+                    ms(never["first_output_ms"]),
+                    ms(always["first_output_ms"]),
+                    ms(page["cold"]["first_output_ms"]),
+                    f"{chose.count('site')} of {len(chose)}",
+                    f"{(always['wire_bytes'] - never['wire_bytes']) / 1e6:+.2f}",
+                ]
+            )
 
 
 def write_profile_targets(profiles: dict) -> None:
@@ -547,14 +625,21 @@ def write_waterfalls(profiles: dict) -> None:
             run = sorted(runs, key=lambda r: r["first_output_ms"])[len(runs) // 2]
             parts.append(draw(run["log"], run["first_output_ms"], f"{name}, cold visit, {profile} profile"))
         if parts:
-            (GENERATED / f"waterfall_{profile}.html").write_text(
-                '<div class="bench-waterfalls">\n' + "\n".join(parts) + "\n</div>\n")
+            (GENERATED / f"waterfall_{profile}.html").write_text('<div class="bench-waterfalls">\n' + "\n".join(parts) + "\n</div>\n")
 
 
 # The compressible files on the way to a lab's first output (the archives follow them: compression()).
-CRITICAL_FILES = ("_static/pyodide/pyodide.asm.wasm", "_static/pyodide/pyodide.asm.js", "_static/pyodide/pyodide-lock.json",
-                  "_static/pyodide/pyodide.js", "_static/pyodide_cells/worker.js", "_static/pyodide_cells/runner.py",
-                  "_static/pyodide_cells/cells.js", "_static/pyodide_cells/cells.css", *LAB_PAGES.values())
+CRITICAL_FILES = (
+    "_static/pyodide/pyodide.asm.wasm",
+    "_static/pyodide/pyodide.asm.js",
+    "_static/pyodide/pyodide-lock.json",
+    "_static/pyodide/pyodide.js",
+    "_static/pyodide_cells/worker.js",
+    "_static/pyodide_cells/runner.py",
+    "_static/pyodide_cells/cells.js",
+    "_static/pyodide_cells/cells.css",
+    *LAB_PAGES.values(),
+)
 
 
 def compression(site: Path) -> list[dict]:
@@ -567,13 +652,24 @@ def compression(site: Path) -> list[dict]:
     for rel in CRITICAL_FILES:
         path = site / rel
         br = path.with_name(path.name + ".br")
-        rows.append({"file": rel, "bytes": path.stat().st_size,
-                     "gzip": len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)),
-                     "br": br.stat().st_size if br.is_file() else None})
+        rows.append(
+            {
+                "file": rel,
+                "bytes": path.stat().st_size,
+                "gzip": len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)),
+                "br": br.stat().st_size if br.is_file() else None,
+            }
+        )
     for path in archives(site):
         br = path.with_name(path.name + ".br")
-        rows.append({"file": path.relative_to(site).as_posix(), "bytes": path.stat().st_size, "gzip": None,
-                     "br": br.stat().st_size if br.is_file() else None})
+        rows.append(
+            {
+                "file": path.relative_to(site).as_posix(),
+                "bytes": path.stat().st_size,
+                "gzip": None,
+                "br": br.stat().st_size if br.is_file() else None,
+            }
+        )
     return rows
 
 
@@ -600,59 +696,115 @@ def write_tables(data: dict) -> None:
             for row in data["compression"]:
                 br, gz = row["br"], row.get("gzip")
                 sent = row["bytes"] if gz is None else gz  # an archive is sent as it is where not as Brotli
-                w.writerow([row["file"].rsplit("/", 1)[-1], f"{row['bytes'] / 1e3:,.0f}", "–" if gz is None else f"{gz / 1e3:,.1f}",
-                            "–" if br is None else f"{br / 1e3:,.1f}",
-                            "–" if br is None else f"{(1 - br / sent):.0%} ({(sent - br) / 1e3:,.0f} kB)"])
+                w.writerow(
+                    [
+                        row["file"].rsplit("/", 1)[-1],
+                        f"{row['bytes'] / 1e3:,.0f}",
+                        "–" if gz is None else f"{gz / 1e3:,.1f}",
+                        "–" if br is None else f"{br / 1e3:,.1f}",
+                        "–" if br is None else f"{(1 - br / sent):.0%} ({(sent - br) / 1e3:,.0f} kB)",
+                    ]
+                )
     pages = data["pages"]
     floor = pages[FLOOR]["cold"]["first_output_ms"]
     with open(GENERATED / "pages.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["page", "visit", "ready (ms)", "first output (ms)", "× floor", "MB (gzip)", "MB (files)",
-                    "warm re-run (ms)", "from snapshot"])
+        w.writerow(
+            [
+                "page",
+                "visit",
+                "ready (ms)",
+                "first output (ms)",
+                "× floor",
+                "MB (gzip)",
+                "MB (files)",
+                "warm re-run (ms)",
+                "from snapshot",
+            ]
+        )
         for name, res in pages.items():
             for visit_name in ("cold", "second"):
                 r = res[visit_name]
                 warm = r.get("warm_rerun_ms")
                 runs = [restored_from(run["restored"]) for run in res.get("runs", {}).get(visit_name, []) if "restored" in run]
-                w.writerow([
-                    name, visit_name, f"{r['ready_ms']:.0f}", f"{r['first_output_ms']:.0f}",
-                    f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
-                    f"{r['file_bytes'] / 1e6:.2f}", f"{warm:.1f}" if warm is not None else "–",
-                    snapshot_count(runs),
-                ])
+                w.writerow(
+                    [
+                        name,
+                        visit_name,
+                        f"{r['ready_ms']:.0f}",
+                        f"{r['first_output_ms']:.0f}",
+                        f"{r['first_output_ms'] / floor:.2f}",
+                        f"{r['wire_bytes'] / 1e6:.2f}",
+                        f"{r['file_bytes'] / 1e6:.2f}",
+                        f"{warm:.1f}" if warm is not None else "–",
+                        snapshot_count(runs),
+                    ]
+                )
     plain = data.get("pages_plain")
     if plain:
         plain_floor = plain[FLOOR]["cold"]["first_output_ms"]
         with open(GENERATED / "pages_plain.csv", "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["page", "visit", "first output (ms)", "× floor (same host)", "× floor (guide's server)",
-                        "MB sent", "MB kept offline", "cross-origin isolated"])
+            w.writerow(
+                [
+                    "page",
+                    "visit",
+                    "first output (ms)",
+                    "× floor (same host)",
+                    "× floor (guide's server)",
+                    "MB sent",
+                    "MB kept offline",
+                    "cross-origin isolated",
+                ]
+            )
             for name, res in plain.items():
                 for visit_name in ("cold", "second"):
                     r = res[visit_name]
                     isolated = r.get("isolated")
-                    w.writerow([
-                        name, visit_name, f"{r['first_output_ms']:.0f}", f"{r['first_output_ms'] / plain_floor:.2f}",
-                        f"{r['first_output_ms'] / floor:.2f}", f"{r['wire_bytes'] / 1e6:.2f}",
-                        f"{r.get('offline_bytes', 0) / 1e6:.2f}" if name != FLOOR else "–",
-                        "–" if isolated is None else ("yes" if isolated >= 0.5 else "no"),
-                    ])
+                    w.writerow(
+                        [
+                            name,
+                            visit_name,
+                            f"{r['first_output_ms']:.0f}",
+                            f"{r['first_output_ms'] / plain_floor:.2f}",
+                            f"{r['first_output_ms'] / floor:.2f}",
+                            f"{r['wire_bytes'] / 1e6:.2f}",
+                            f"{r.get('offline_bytes', 0) / 1e6:.2f}" if name != FLOOR else "–",
+                            "–" if isolated is None else ("yes" if isolated >= 0.5 else "no"),
+                        ]
+                    )
     profiles = data.get("profiles")
     if profiles:
         with open(GENERATED / "profiles.csv", "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["profile", "page", "cold first output (ms)", "× floor", "second visit (ms)", "× floor (second)",
-                        "your typed code runs (ms)", "× floor (typed)"])
+            w.writerow(
+                [
+                    "profile",
+                    "page",
+                    "cold first output (ms)",
+                    "× floor",
+                    "second visit (ms)",
+                    "× floor (second)",
+                    "your typed code runs (ms)",
+                    "× floor (typed)",
+                ]
+            )
             for profile, results in profiles.items():
                 profile_floor = results[FLOOR]["cold"]["first_output_ms"]
                 for name, res in results.items():
                     typed = res["cold"].get("typed_ms")
-                    w.writerow([profile, name, f"{res['cold']['first_output_ms']:.0f}",
-                                f"{res['cold']['first_output_ms'] / profile_floor:.2f}",
-                                f"{res['second']['first_output_ms']:.0f}",
-                                f"{res['second']['first_output_ms'] / profile_floor:.2f}",
-                                "–" if typed is None else f"{typed:.0f}",
-                                "–" if typed is None else f"{typed / profile_floor:.2f}"])
+                    w.writerow(
+                        [
+                            profile,
+                            name,
+                            f"{res['cold']['first_output_ms']:.0f}",
+                            f"{res['cold']['first_output_ms'] / profile_floor:.2f}",
+                            f"{res['second']['first_output_ms']:.0f}",
+                            f"{res['second']['first_output_ms'] / profile_floor:.2f}",
+                            "–" if typed is None else f"{typed:.0f}",
+                            "–" if typed is None else f"{typed / profile_floor:.2f}",
+                        ]
+                    )
         write_profile_targets(profiles)
         write_waterfalls(profiles)
         if data.get("site_snapshot"):
@@ -679,8 +831,9 @@ def write_tables(data: dict) -> None:
                 # For rates (per second) a slower page means a smaller number.
                 ratio = ref["median"] / c["median"] if c["unit"].endswith("/s") else c["median"] / ref["median"]
                 ratio = f"{ratio:.2f}"
-            w.writerow([c["group"], c["name"], c.get("n", ""), c["unit"], f"{ref['median']:.4g}" if ref else "",
-                        f"{c['median']:.4g}", ratio])
+            w.writerow(
+                [c["group"], c["name"], c.get("n", ""), c["unit"], f"{ref['median']:.4g}" if ref else "", f"{c['median']:.4g}", ratio]
+            )
     engines = data.get("engines_cpython")
     if engines:
         with open(GENERATED / "engines.csv", "w", newline="") as f:
@@ -691,8 +844,15 @@ def write_tables(data: dict) -> None:
                     w.writerow([row["case"], row["engine"], row["error"], "", row.get("note", "")])
                     continue
                 ratio = row.get("ratio_vs_micrograd")
-                w.writerow([row["case"], row["engine"], f"{1e3 * row['median_s']:.2f}",
-                            f"{ratio:.2f}" if ratio is not None else "", row.get("note", "")])
+                w.writerow(
+                    [
+                        row["case"],
+                        row["engine"],
+                        f"{1e3 * row['median_s']:.2f}",
+                        f"{ratio:.2f}" if ratio is not None else "",
+                        row.get("note", ""),
+                    ]
+                )
     if data.get("serving"):
         write_serving_table(data["serving"])
     (GENERATED / "meta.md").write_text(
@@ -708,12 +868,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1 run each, small engine sizes: a smoke test")
     parser.add_argument("--chromium", default=CHROMIUM)
     parser.add_argument("--no-publish", action="store_true", help="do not rewrite docs/_generated/")
-    parser.add_argument("--profiles", default="cable,4G",
-                        help=f"network profiles measured besides 'none', comma-separated, from {', '.join(PROFILES)}; '' for none")
-    parser.add_argument("--tables-only", action="store_true",
-                        help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing")
-    parser.add_argument("--only", choices=["serving"],
-                        help="measure only this part (serving: Lab 4 in CPython and in its page) and write its tables")
+    parser.add_argument(
+        "--profiles",
+        default="cable,4G",
+        help=f"network profiles measured besides 'none', comma-separated, from {', '.join(PROFILES)}; '' for none",
+    )
+    parser.add_argument(
+        "--tables-only", action="store_true", help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing"
+    )
+    parser.add_argument(
+        "--only", choices=["serving"], help="measure only this part (serving: Lab 4 in CPython and in its page) and write its tables"
+    )
     args = parser.parse_args(argv)
     if args.tables_only:
         write_tables(json.loads((ROOT / "bench-results" / "bench.json").read_text()))
@@ -795,9 +960,11 @@ def main(argv: list[str] | None = None) -> int:
         for visit_name in ("cold", "second"):
             r = res[visit_name]
             warm = r.get("warm_rerun_ms")
-            print(f"{name:22} {visit_name:7} {r['ready_ms']:7.0f} {r['first_output_ms']:10.0f} "
-                  f"{r['first_output_ms'] / floor['first_output_ms']:7.2f} {r['wire_bytes'] / 1e6:7.2f} "
-                  f"{r['file_bytes'] / 1e6:9.2f} {warm if warm is None else round(warm, 1)!s:>10}")
+            print(
+                f"{name:22} {visit_name:7} {r['ready_ms']:7.0f} {r['first_output_ms']:10.0f} "
+                f"{r['first_output_ms'] / floor['first_output_ms']:7.2f} {r['wire_bytes'] / 1e6:7.2f} "
+                f"{r['file_bytes'] / 1e6:9.2f} {warm if warm is None else round(warm, 1)!s:>10}"
+            )
     lab = data["pages"]["micrograd lab"]
     data["targets"] = {
         "cold_first_output_vs_floor": lab["cold"]["first_output_ms"] / floor["first_output_ms"],

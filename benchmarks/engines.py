@@ -107,16 +107,20 @@ def measure(fn, repeats, warmup):
         _timed(fn, False)
     off = [_timed(fn, False) for _ in range(repeats)]
     on = [_timed(fn, True) for _ in range(repeats)]
-    return {"forward_s": statistics.median(r[0] for r in off),
-            "backward_s": statistics.median(r[1] for r in off),
-            "median_s": statistics.median(r[0] + r[1] for r in off),
-            "median_gc_on_s": statistics.median(r[0] + r[1] for r in on),
-            "runs_s": [r[0] + r[1] for r in off], "runs_gc_on_s": [r[0] + r[1] for r in on],
-            "value": off[-1][2]}
+    return {
+        "forward_s": statistics.median(r[0] for r in off),
+        "backward_s": statistics.median(r[1] for r in off),
+        "median_s": statistics.median(r[0] + r[1] for r in off),
+        "median_gc_on_s": statistics.median(r[0] + r[1] for r in on),
+        "runs_s": [r[0] + r[1] for r in off],
+        "runs_gc_on_s": [r[0] + r[1] for r in on],
+        "value": off[-1][2],
+    }
 
 
 def overhead(ours, X, y, repeats):
     """Where labs.autograd's time goes, per node, against micrograd (GC off, medians)."""
+
     def per_call(make, n=20_000):
         times = []
         for _ in range(repeats):
@@ -134,6 +138,7 @@ def overhead(ours, X, y, repeats):
     def products(cls):
         a, b = cls(1.5), cls(2.0)
         return lambda n: [a * b for _ in range(n)]
+
     graph = demo_loss(micrograd_copy(ours, autograd.Value), X, y)
     gc.disable()
     t0 = time.perf_counter()
@@ -147,12 +152,13 @@ def overhead(ours, X, y, repeats):
             raise OverflowError(node)
     t2 = time.perf_counter()
     gc.enable()
-    return {"value_init_us": {"labs": 1e6 * per_call(leaves(autograd.Value)),
-                              "micrograd": 1e6 * per_call(leaves(mg_engine.Value))},
-            "mul_us": {"labs": 1e6 * per_call(products(autograd.Value)),
-                       "micrograd": 1e6 * per_call(products(mg_engine.Value))},
-            "mlp_graph_nodes": len(order), "topological_order_ms": 1e3 * (t1 - t0),
-            "reset_and_isfinite_passes_ms": 1e3 * (t2 - t1)}
+    return {
+        "value_init_us": {"labs": 1e6 * per_call(leaves(autograd.Value)), "micrograd": 1e6 * per_call(leaves(mg_engine.Value))},
+        "mul_us": {"labs": 1e6 * per_call(products(autograd.Value)), "micrograd": 1e6 * per_call(products(mg_engine.Value))},
+        "mlp_graph_nodes": len(order),
+        "topological_order_ms": 1e3 * (t1 - t0),
+        "reset_and_isfinite_passes_ms": 1e3 * (t2 - t1),
+    }
 
 
 def main(argv=None):
@@ -188,8 +194,12 @@ def main(argv=None):
         if case == "chain 2k":
             sys.setrecursionlimit(10_000)
         try:
-            record(case, "micrograd", lambda s=steps: run_chain(mg_engine.Value, s),
-                   note="recursionlimit 10000" if case == "chain 2k" else f"recursionlimit {limit}")
+            record(
+                case,
+                "micrograd",
+                lambda s=steps: run_chain(mg_engine.Value, s),
+                note="recursionlimit 10000" if case == "chain 2k" else f"recursionlimit {limit}",
+            )
         finally:
             sys.setrecursionlimit(limit)
 
@@ -201,10 +211,11 @@ def main(argv=None):
             assert math.isclose(r["value"], 1.0001 ** CHAIN_STEPS[r["case"]], rel_tol=1e-9), r
 
     mg = {r["case"]: r for r in rows if r["engine"] == "micrograd"}
-    print(f"Python {platform.python_version()} on {platform.machine()}; medians of {args.repeats} "
-          f"runs after {args.warmup} warmup; ratio = ours / micrograd (< 1: ours faster)")
-    print(f"{'case':<11} {'engine':<27} {'fwd ms':>8} {'bwd ms':>8} {'total ms':>9} {'ratio':>6}"
-          f" {'GC on ms':>9} {'ratio':>6}  note")
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}; medians of {args.repeats} "
+        f"runs after {args.warmup} warmup; ratio = ours / micrograd (< 1: ours faster)"
+    )
+    print(f"{'case':<11} {'engine':<27} {'fwd ms':>8} {'bwd ms':>8} {'total ms':>9} {'ratio':>6} {'GC on ms':>9} {'ratio':>6}  note")
     print(f"{'':<11} {'':<27} {'(GC off, as timeit)':>35}")
     for r in rows:
         if "error" in r:
@@ -216,21 +227,35 @@ def main(argv=None):
         r["ratio_gc_on_vs_micrograd"] = r["median_gc_on_s"] / ref["median_gc_on_s"] if has_ref else None
         ratio = "" if not has_ref else f"{r['ratio_vs_micrograd']:6.2f}"
         ratio_on = "" if not has_ref else f"{r['ratio_gc_on_vs_micrograd']:6.2f}"
-        print(f"{r['case']:<11} {r['engine']:<27} {1e3 * r['forward_s']:8.2f} {1e3 * r['backward_s']:8.2f} "
-              f"{1e3 * r['median_s']:9.2f} {ratio:>6} {1e3 * r['median_gc_on_s']:9.2f} {ratio_on:>6}"
-              f"  {r['note']}")
+        print(
+            f"{r['case']:<11} {r['engine']:<27} {1e3 * r['forward_s']:8.2f} {1e3 * r['backward_s']:8.2f} "
+            f"{1e3 * r['median_s']:9.2f} {ratio:>6} {1e3 * r['median_gc_on_s']:9.2f} {ratio_on:>6}"
+            f"  {r['note']}"
+        )
     why = overhead(ours, X, y, args.repeats)
-    print(f"labs.autograd per node (GC off): Value(1.0) {why['value_init_us']['labs']:.2f} us vs "
-          f"micrograd {why['value_init_us']['micrograd']:.2f} us; a * b {why['mul_us']['labs']:.2f} us vs "
-          f"{why['mul_us']['micrograd']:.2f} us. backward() of the unfused MLP graph "
-          f"({why['mlp_graph_nodes']} nodes): topological_order {why['topological_order_ms']:.1f} ms, "
-          f"reset + isfinite passes {why['reset_and_isfinite_passes_ms']:.1f} ms")
+    print(
+        f"labs.autograd per node (GC off): Value(1.0) {why['value_init_us']['labs']:.2f} us vs "
+        f"micrograd {why['value_init_us']['micrograd']:.2f} us; a * b {why['mul_us']['labs']:.2f} us vs "
+        f"{why['mul_us']['micrograd']:.2f} us. backward() of the unfused MLP graph "
+        f"({why['mlp_graph_nodes']} nodes): topological_order {why['topological_order_ms']:.1f} ms, "
+        f"reset + isfinite passes {why['reset_and_isfinite_passes_ms']:.1f} ms"
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"python": platform.python_version(), "machine": platform.machine(),
-                               "repeats": args.repeats, "warmup": args.warmup, "results": rows,
-                               "labs_autograd_overhead": why},
-                              indent=2) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "repeats": args.repeats,
+                "warmup": args.warmup,
+                "results": rows,
+                "labs_autograd_overhead": why,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {out}")
     return 0
 

@@ -59,8 +59,7 @@ if "__file__" in globals():  # run as a file; a page exec()s the source with lab
     if os.path.isdir(_SRC) and _SRC not in sys.path:
         sys.path.insert(0, _SRC)
 
-from labs.attention import (  # noqa: E402
-    SoftmaxState, attention, flash_attention, online_softmax, softmax, softmax_naive)
+from labs.attention import SoftmaxState, attention, flash_attention, online_softmax, softmax, softmax_naive  # noqa: E402
 from labs.autograd import Value, topological_order  # noqa: E402
 from labs.nn import MLP, make_moons, svm_loss  # noqa: E402
 from labs.paged_attention import BlockManager, BlockTable, sample_workload, translate  # noqa: E402
@@ -81,10 +80,8 @@ UNITS = {  # (group, case) -> unit of "median", "min" and "max"
     ("autograd", "chain_2001"): "ms",
 }
 SCALES = {  # repeats = timed samples per case, warmup = untimed calls first
-    "quick": {"repeats": 5, "warmup": 1, "min_sample_s": 0.005,
-              "attention_n": (16, 64), "batch": 32},
-    "full": {"repeats": 9, "warmup": 2, "min_sample_s": 0.020,
-             "attention_n": (16, 64, 128, 256), "batch": 256},
+    "quick": {"repeats": 5, "warmup": 1, "min_sample_s": 0.005, "attention_n": (16, 64), "batch": 32},
+    "full": {"repeats": 9, "warmup": 2, "min_sample_s": 0.020, "attention_n": (16, 64, 128, 256), "batch": 256},
 }
 SOFTMAX_N = 1024  # logits in the row
 HEAD_DIM = 16  # d of q, k, v
@@ -139,9 +136,19 @@ def _case(group, name, n, work, fn, cfg, note=""):
         values = [1e3 * s / work for s in per_call]
     else:  # pragma: no cover - UNITS is fixed above
         raise ValueError(f"unit {unit!r} of {group}/{name} is not ns/..., .../s or ms...")
-    return {"group": group, "name": name, "n": n, "work": work, "unit": unit,
-            "median": statistics.median(values), "min": min(values), "max": max(values),
-            "runs": len(values), "inner": inner, "note": note}
+    return {
+        "group": group,
+        "name": name,
+        "n": n,
+        "work": work,
+        "unit": unit,
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "runs": len(values),
+        "inner": inner,
+        "note": note,
+    }
 
 
 def _check(ok: bool, what: str) -> None:
@@ -155,33 +162,45 @@ def _softmax_cases(cfg):
     row = [rng.uniform(-5.0, 5.0) for _ in range(SOFTMAX_N)]  # (N,) logits
     ref = softmax(row)
     _check(max(abs(a - b) for a, b in zip(softmax_naive(row), ref)) < 1e-15, "softmax_naive != softmax")
-    _check(max(abs(a - b) for a, b in zip(online_softmax(row).probs, ref)) < 1e-15,
-           "online_softmax != softmax")
+    _check(max(abs(a - b) for a, b in zip(online_softmax(row).probs, ref)) < 1e-15, "online_softmax != softmax")
     lse = SoftmaxState().update(row).logsumexp
     _check(abs(sum(math.exp(x - lse) for x in row) - 1.0) < 1e-12, "SoftmaxState logsumexp")
     n = SOFTMAX_N
     yield _case("softmax", "softmax_naive", n, n, lambda: softmax_naive(row), cfg)
     yield _case("softmax", "softmax", n, n, lambda: softmax(row), cfg, "two passes")
-    yield _case("softmax", "online_softmax", n, n, lambda: online_softmax(row), cfg,
-                "one (m, d) step per logit, then probs")
-    yield _case("softmax", "SoftmaxState.update", n, n, lambda: SoftmaxState().update(row), cfg,
-                "whole row as one block: (m, d) only, no probs")
+    yield _case("softmax", "online_softmax", n, n, lambda: online_softmax(row), cfg, "one (m, d) step per logit, then probs")
+    yield _case(
+        "softmax",
+        "SoftmaxState.update",
+        n,
+        n,
+        lambda: SoftmaxState().update(row),
+        cfg,
+        "whole row as one block: (m, d) only, no probs",
+    )
 
 
 def _attention_cases(cfg):
     rng = random.Random(0)
     for n in cfg["attention_n"]:
-        q, k, v = ([[rng.uniform(-1.0, 1.0) for _ in range(HEAD_DIM)] for _ in range(n)]
-                   for _ in range(3))  # each (N, d)
+        q, k, v = ([[rng.uniform(-1.0, 1.0) for _ in range(HEAD_DIM)] for _ in range(n)] for _ in range(3))  # each (N, d)
         o_ref = attention(q, k, v)
         o_flash, _ = flash_attention(q, k, v, TILE, TILE)
-        _check(max(abs(a - b) for r, s in zip(o_ref, o_flash) for a, b in zip(r, s)) < 1e-12,
-               f"flash_attention != attention at N = {n}")
-        yield _case("attention", "attention", n, n * n, lambda: attention(q, k, v), cfg,
-                    f"N_q = N_k = {n}, d = {HEAD_DIM}")
-        yield _case("attention", "flash_attention", n, n * n,
-                    lambda: flash_attention(q, k, v, TILE, TILE), cfg,
-                    f"N_q = N_k = {n}, d = {HEAD_DIM}, tiles {TILE}x{TILE}")
+        _check(
+            max(abs(a - b) for r, s in zip(o_ref, o_flash) for a, b in zip(r, s)) < 1e-12, f"flash_attention != attention at N = {n}"
+        )
+        yield _case(
+            "attention", "attention", n, n * n, lambda q=q, k=k, v=v: attention(q, k, v), cfg, f"N_q = N_k = {n}, d = {HEAD_DIM}"
+        )
+        yield _case(
+            "attention",
+            "flash_attention",
+            n,
+            n * n,
+            lambda q=q, k=k, v=v: flash_attention(q, k, v, TILE, TILE),
+            cfg,
+            f"N_q = N_k = {n}, d = {HEAD_DIM}, tiles {TILE}x{TILE}",
+        )
 
 
 def _paged_cases(cfg):
@@ -191,8 +210,7 @@ def _paged_cases(cfg):
     table = BlockTable.from_blocks(blocks, BLOCK_SIZE, SEQ_LEN)
     expect = [blocks[t // BLOCK_SIZE] * BLOCK_SIZE + t % BLOCK_SIZE for t in range(SEQ_LEN)]
     _check(table.slots() == expect, "BlockTable.translate")
-    _check([translate(blocks, SEQ_LEN, BLOCK_SIZE, t) for t in (0, SEQ_LEN - 1)] == [expect[0], expect[-1]],
-           "translate")
+    _check([translate(blocks, SEQ_LEN, BLOCK_SIZE, t) for t in (0, SEQ_LEN - 1)] == [expect[0], expect[-1]], "translate")
 
     def table_all():
         tr = table.translate
@@ -203,10 +221,10 @@ def _paged_cases(cfg):
         for t in range(SEQ_LEN):
             translate(blocks, SEQ_LEN, BLOCK_SIZE, t)
 
-    yield _case("paged", "BlockTable.translate", SEQ_LEN, SEQ_LEN, table_all, cfg,
-                f"{SEQ_LEN} tokens, block size {BLOCK_SIZE}")
-    yield _case("paged", "translate", SEQ_LEN, SEQ_LEN, function_all, cfg,
-                f"rebuilds + validates a {len(blocks)}-block table per call")
+    yield _case("paged", "BlockTable.translate", SEQ_LEN, SEQ_LEN, table_all, cfg, f"{SEQ_LEN} tokens, block size {BLOCK_SIZE}")
+    yield _case(
+        "paged", "translate", SEQ_LEN, SEQ_LEN, function_all, cfg, f"rebuilds + validates a {len(blocks)}-block table per call"
+    )
 
     lengths = sample_workload(cfg["batch"], SEQ_LEN, seed=0)  # (batch,) tokens per sequence
     manager = BlockManager(sum(-(-n // BLOCK_SIZE) for n in lengths), BLOCK_SIZE)
@@ -215,12 +233,20 @@ def _paged_cases(cfg):
         manager.add_sequence(i)
         manager.append(i, n)
     mapping = manager.slot_mapping(ids)  # (batch, max_len)
-    _check(all(row[:n] == manager.table(i).slots() and all(s == -1 for s in row[n:])
-               for i, n, row in zip(ids, lengths, mapping)), "BlockManager.slot_mapping")
+    _check(
+        all(row[:n] == manager.table(i).slots() and all(s == -1 for s in row[n:]) for i, n, row in zip(ids, lengths, mapping)),
+        "BlockManager.slot_mapping",
+    )
     tokens = sum(lengths)
-    yield _case("paged", "BlockManager.slot_mapping", len(lengths), tokens,
-                lambda: manager.slot_mapping(ids), cfg,
-                f"{len(lengths)} sequences, {tokens} tokens, padded to {len(lengths)} x {max(lengths)}")
+    yield _case(
+        "paged",
+        "BlockManager.slot_mapping",
+        len(lengths),
+        tokens,
+        lambda: manager.slot_mapping(ids),
+        cfg,
+        f"{len(lengths)} sequences, {tokens} tokens, padded to {len(lengths)} x {max(lengths)}",
+    )
 
 
 def _autograd_cases(cfg):
@@ -247,14 +273,20 @@ def _autograd_cases(cfg):
     x, out = chain()
     nodes = len(topological_order(out))
     _check(nodes == 4 * CHAIN_STEPS + 1, f"chain has {nodes} Values")
-    _check(math.isclose(x.grad, 1.0001 ** CHAIN_STEPS, rel_tol=1e-12), "chain dy/dx")
-    yield _case("autograd", "mlp_svm_step", 100, 1, mlp_step, cfg,
-                f"MLP(2, [16, 16, 1]), {len(model.parameters())} parameters, make_moons(100)")
+    _check(math.isclose(x.grad, 1.0001**CHAIN_STEPS, rel_tol=1e-12), "chain dy/dx")
+    yield _case(
+        "autograd",
+        "mlp_svm_step",
+        100,
+        1,
+        mlp_step,
+        cfg,
+        f"MLP(2, [16, 16, 1]), {len(model.parameters())} parameters, make_moons(100)",
+    )
     yield _case("autograd", "chain_2001", nodes, 1, chain, cfg, "y = y * 1.0001 + 0.5, fwd + bwd")
 
 
-GROUPS = {"softmax": _softmax_cases, "attention": _attention_cases,
-          "paged": _paged_cases, "autograd": _autograd_cases}
+GROUPS = {"softmax": _softmax_cases, "attention": _attention_cases, "paged": _paged_cases, "autograd": _autograd_cases}
 
 
 def run(scale: str = "full", on_case=None) -> dict:
@@ -291,8 +323,7 @@ def run(scale: str = "full", on_case=None) -> dict:
             if on_case is not None:
                 on_case(case)
     return {
-        "python": f"{platform.python_implementation()} {platform.python_version()} "
-                  f"on {sys.platform} ({platform.machine() or '?'})",
+        "python": f"{platform.python_implementation()} {platform.python_version()} on {sys.platform} ({platform.machine() or '?'})",
         "implementation": platform.python_implementation(),
         "platform": sys.platform,
         "machine": platform.machine(),
@@ -326,12 +357,20 @@ def format_table(results: dict) -> str:
     softmax  softmax  1024  81.23   ns/element  80.00 .. 90.00  5x60
     """
     header = ("group", "case", "n", "median", "unit", "min .. max", "runs")
-    rows = [(c["group"], c["name"], str(c["n"]), _fmt(c["median"]), c["unit"],
-             f"{_fmt(c['min'])} .. {_fmt(c['max'])}", f"{c['runs']}x{c.get('inner', 1)}")
-            for c in results["cases"]]
+    rows = [
+        (
+            c["group"],
+            c["name"],
+            str(c["n"]),
+            _fmt(c["median"]),
+            c["unit"],
+            f"{_fmt(c['min'])} .. {_fmt(c['max'])}",
+            f"{c['runs']}x{c.get('inner', 1)}",
+        )
+        for c in results["cases"]
+    ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [f"{results.get('python', '?')}, scale {results.get('scale', '?')}: "
-             "medians of runs x inner calls"]
+    lines = [f"{results.get('python', '?')}, scale {results.get('scale', '?')}: medians of runs x inner calls"]
     for r in [header, *rows]:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
     return "\n".join(lines)
@@ -348,8 +387,7 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", choices=sorted(SCALES), default="full")
     parser.add_argument("--out", default=os.path.join(root, "bench-results", "kernels.json"))
     args = parser.parse_args(argv)
-    results = run(args.scale, on_case=lambda c: print(f"  {c['group']}/{c['name']} n={c['n']}",
-                                                      file=sys.stderr, flush=True))
+    results = run(args.scale, on_case=lambda c: print(f"  {c['group']}/{c['name']} n={c['n']}", file=sys.stderr, flush=True))
     print(format_table(results))
     print(f"total {results['total_s']:.1f} s")
     out = Path(args.out)

@@ -39,8 +39,16 @@ RATIO_CONFIG = ModelConfig(vocab_size=64, d_model=48, n_layer=2, n_head=4, max_p
 # The live demo's settings (docs/serving.md, "Serve: your engine, live"): keep them equal.
 DEMO_PROMPTS = [("The block table ", 11), ("The block size ", 8), ("A request waits ", 7)]
 DEMO_TEMPERATURE, DEMO_NEW_TOKENS, DEMO_BLOCK_SIZE = 0.7, 28, 4
-BATCH_PROMPTS = ["The block table ", "The block size ", "A request waits ", "The page ", "The model ",
-                 "Each request ", "The engine ", "A block of "]
+BATCH_PROMPTS = [
+    "The block table ",
+    "The block size ",
+    "A request waits ",
+    "The page ",
+    "The model ",
+    "Each request ",
+    "The engine ",
+    "A block of ",
+]
 SCALES = {"full": {"batch_new": 32, "ratio_new": 64, "repeats": 7}, "quick": {"batch_new": 8, "ratio_new": 16, "repeats": 1}}
 
 
@@ -72,12 +80,18 @@ def first_token(start_wall_ms: float | None = None) -> dict:
         if first is None and out.new_tokens:
             first_wall, first, first_step = time.time() * 1000.0, time.perf_counter(), out
     enc = model.tokenizer.encode
-    exact = all(engine.output(rid) == dense_generate(model, enc(p), DEMO_NEW_TOKENS, sampling_params=sp)
-                for rid, (p, _), sp in zip(range(len(DEMO_PROMPTS)), DEMO_PROMPTS, params))
-    return {"python_ms": (first - t0) * 1000.0, "load_ms": load * 1000.0, "exact": exact,
-            "first_step_requests": len(first_step.new_tokens),
-            "run_to_first_token_ms": None if start_wall_ms is None else first_wall - start_wall_ms,
-            "texts": [model.tokenizer.decode(engine.output(rid)) for rid in range(len(DEMO_PROMPTS))]}
+    exact = all(
+        engine.output(rid) == dense_generate(model, enc(p), DEMO_NEW_TOKENS, sampling_params=sp)
+        for rid, (p, _), sp in zip(range(len(DEMO_PROMPTS)), DEMO_PROMPTS, params)
+    )
+    return {
+        "python_ms": (first - t0) * 1000.0,
+        "load_ms": load * 1000.0,
+        "exact": exact,
+        "first_step_requests": len(first_step.new_tokens),
+        "run_to_first_token_ms": None if start_wall_ms is None else first_wall - start_wall_ms,
+        "texts": [model.tokenizer.decode(engine.output(rid)) for rid in range(len(DEMO_PROMPTS))],
+    }
 
 
 def throughput(new_tokens: int = 32) -> dict:
@@ -88,8 +102,9 @@ def throughput(new_tokens: int = 32) -> dict:
     """
     model = TinyLM.load()
     longest = max(len(p) for p in BATCH_PROMPTS) + new_tokens
-    engine = LLMEngine(model, num_blocks=len(BATCH_PROMPTS) * -(-longest // 16), block_size=16,
-                       max_num_seqs=len(BATCH_PROMPTS))  # room for all: no preemption
+    engine = LLMEngine(
+        model, num_blocks=len(BATCH_PROMPTS) * -(-longest // 16), block_size=16, max_num_seqs=len(BATCH_PROMPTS)
+    )  # room for all: no preemption
     for i, prompt in enumerate(BATCH_PROMPTS):
         engine.add_request(prompt, new_tokens, sampling_params=SamplingParams(temperature=DEMO_TEMPERATURE, seed=i))
     t0 = time.perf_counter()
@@ -97,8 +112,13 @@ def throughput(new_tokens: int = 32) -> dict:
         engine.step()
     seconds = time.perf_counter() - t0
     tokens = engine.stats.tokens_generated
-    return {"requests": len(BATCH_PROMPTS), "tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds,
-            "steps": engine.stats.steps}
+    return {
+        "requests": len(BATCH_PROMPTS),
+        "tokens": tokens,
+        "seconds": seconds,
+        "tokens_per_s": tokens / seconds,
+        "steps": engine.stats.steps,
+    }
 
 
 def _fastest_seconds(fns, repeats: int) -> list[float]:
@@ -129,8 +149,12 @@ def decode_ratio(prompt_len: int = 8, new: int = 64, block_size: int = 16, repea
     if dense(new)() != paged(new)()[0]:
         raise AssertionError("the paged engine and dense generation disagree: fix that before timing them")
     dense_full, dense_one, paged_full, paged_one = _fastest_seconds([dense(new), dense(1), paged(new), paged(1)], repeats)
-    out = {"dense_ms": (dense_full - dense_one) / (new - 1) * 1000.0,
-           "paged_ms": (paged_full - paged_one) / (new - 1) * 1000.0, "new": new, "block_size": block_size}
+    out = {
+        "dense_ms": (dense_full - dense_one) / (new - 1) * 1000.0,
+        "paged_ms": (paged_full - paged_one) / (new - 1) * 1000.0,
+        "new": new,
+        "block_size": block_size,
+    }
     out["ratio"] = out["paged_ms"] / out["dense_ms"]
     return out
 
@@ -141,10 +165,12 @@ def run(scale: str = "full", start_wall_ms: float | None = None) -> dict:
     ``first_token`` runs first, so that the model is not loaded yet (as in a fresh page).
     """
     s = SCALES[scale]
-    return {"interpreter": f"{sys.implementation.name} {sys.version.split()[0]} ({sys.platform})",
-            "first_token": first_token(start_wall_ms),
-            "throughput": throughput(s["batch_new"]),
-            "decode_ratio": decode_ratio(new=s["ratio_new"], repeats=s["repeats"])}
+    return {
+        "interpreter": f"{sys.implementation.name} {sys.version.split()[0]} ({sys.platform})",
+        "first_token": first_token(start_wall_ms),
+        "throughput": throughput(s["batch_new"]),
+        "decode_ratio": decode_ratio(new=s["ratio_new"], repeats=s["repeats"]),
+    }
 
 
 def main() -> None:
@@ -153,10 +179,12 @@ def main() -> None:
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
     r = run(args.scale)
-    print(f"{r['interpreter']}: first token {r['first_token']['python_ms']:.0f} ms (model load "
-          f"{r['first_token']['load_ms']:.0f} ms); batch of 8: {r['throughput']['tokens_per_s']:.1f} tokens/s; "
-          f"decode per token dense {r['decode_ratio']['dense_ms']:.2f} ms, paged {r['decode_ratio']['paged_ms']:.2f} ms, "
-          f"ratio {r['decode_ratio']['ratio']:.2f}x")
+    print(
+        f"{r['interpreter']}: first token {r['first_token']['python_ms']:.0f} ms (model load "
+        f"{r['first_token']['load_ms']:.0f} ms); batch of 8: {r['throughput']['tokens_per_s']:.1f} tokens/s; "
+        f"decode per token dense {r['decode_ratio']['dense_ms']:.2f} ms, paged {r['decode_ratio']['paged_ms']:.2f} ms, "
+        f"ratio {r['decode_ratio']['ratio']:.2f}x"
+    )
     if args.out:
         with open(args.out, "w") as f:
             json.dump(r, f, indent=1)

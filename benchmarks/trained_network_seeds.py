@@ -40,8 +40,10 @@ def check_code(seed: int, page: str | None = None) -> str:
     examples = doctest.DocTestParser().get_examples(blocks[0])
     code = "".join(ex.source for ex in examples if not ex.want)
     if code.count(SEED_LINE) != 1:
-        raise ValueError(f"the Trained network check should set its seed once with {SEED_LINE!r}; "
-                         f"found it {code.count(SEED_LINE)} times: update SEED_LINE")
+        raise ValueError(
+            f"the Trained network check should set its seed once with {SEED_LINE!r}; "
+            f"found it {code.count(SEED_LINE)} times: update SEED_LINE"
+        )
     return code.replace(SEED_LINE, f"rng = random.Random({int(seed)})")
 
 
@@ -62,8 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         results[seed] = accuracy(seed)
         print(f"seed {seed:>3}: training accuracy {results[seed]:.1%}", flush=True)
     passed = sum(a >= PASS_MARK for a in results.values())
-    print(f"{passed} of {args.seeds} seeds (0 to {args.seeds - 1}) reach {PASS_MARK:.0%} "
-          f"({time.perf_counter() - t0:.0f} s)")
+    print(f"{passed} of {args.seeds} seeds (0 to {args.seeds - 1}) reach {PASS_MARK:.0%} ({time.perf_counter() - t0:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -70,26 +70,29 @@ def draw(log: list[dict], first_output_ms: float, title: str) -> str:
         f'<text x="0" y="12" fill="currentColor" font-weight="600">{escape(title)}</text>',
     ]
     for tick in _ticks(end):
-        out.append(f'<line x1="{x(tick):.1f}" y1="{TOP - 6}" x2="{x(tick):.1f}" y2="{height - 10}" '
-                   'stroke="currentColor" stroke-opacity="0.15"/>')
-        out.append(f'<text x="{x(tick):.1f}" y="{TOP - 9}" fill="currentColor" text-anchor="middle">'
-                   f"{tick / 1000:g} s</text>")
+        out.append(
+            f'<line x1="{x(tick):.1f}" y1="{TOP - 6}" x2="{x(tick):.1f}" y2="{height - 10}" '
+            'stroke="currentColor" stroke-opacity="0.15"/>'
+        )
+        out.append(f'<text x="{x(tick):.1f}" y="{TOP - 9}" fill="currentColor" text-anchor="middle">{tick / 1000:g} s</text>')
     for i, r in enumerate(rows):
         y = TOP + i * ROW
         fill = "#8a8a8a" if r.get("cached") else "#2f7fd1"
         size = "cache" if r.get("cached") else f"{r['bytes'] / 1e6:.2f} MB" if r["bytes"] >= 1e5 else f"{r['bytes'] / 1e3:.0f} kB"
-        out.append(f'<text x="{LABEL_W - 6}" y="{y + 10}" fill="currentColor" text-anchor="end">'
-                   f"{escape(short_name(r['path']))}</text>")
+        out.append(
+            f'<text x="{LABEL_W - 6}" y="{y + 10}" fill="currentColor" text-anchor="end">{escape(short_name(r["path"]))}</text>'
+        )
         bar_w = max(x(r["end_ms"]) - x(r["start_ms"]), 1.5)
-        out.append(f'<rect x="{x(r["start_ms"]):.1f}" y="{y + 2}" width="{bar_w:.1f}" height="{ROW - 4}" '
-                   f'fill="{fill}"><title>{escape(r["path"])}: {r["start_ms"]:.0f}–{r["end_ms"]:.0f} ms, '
-                   f"{size}</title></rect>")
-        out.append(f'<text x="{x(r["start_ms"]) + bar_w + 4:.1f}" y="{y + 10}" fill="currentColor" '
-                   f'fill-opacity="0.75">{size}</text>')
+        out.append(
+            f'<rect x="{x(r["start_ms"]):.1f}" y="{y + 2}" width="{bar_w:.1f}" height="{ROW - 4}" '
+            f'fill="{fill}"><title>{escape(r["path"])}: {r["start_ms"]:.0f}–{r["end_ms"]:.0f} ms, '
+            f"{size}</title></rect>"
+        )
+        out.append(f'<text x="{x(r["start_ms"]) + bar_w + 4:.1f}" y="{y + 10}" fill="currentColor" fill-opacity="0.75">{size}</text>')
     fx = x(first_output_ms)
-    out.append(f'<line x1="{fx:.1f}" y1="{TOP - 6}" x2="{fx:.1f}" y2="{height - 10}" stroke="#d1452f" '
-               'stroke-width="2"/>')
-    out.append(f'<text x="{fx - 4:.1f}" y="{height - 1}" fill="#d1452f" text-anchor="end">'
-               f"first output {first_output_ms / 1000:.2f} s</text>")
+    out.append(f'<line x1="{fx:.1f}" y1="{TOP - 6}" x2="{fx:.1f}" y2="{height - 10}" stroke="#d1452f" stroke-width="2"/>')
+    out.append(
+        f'<text x="{fx - 4:.1f}" y="{height - 1}" fill="#d1452f" text-anchor="end">first output {first_output_ms / 1000:.2f} s</text>'
+    )
     out.append("</svg>")
     return "\n".join(out)

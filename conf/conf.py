@@ -12,9 +12,7 @@ SRC = ROOT / "src"
 # The cell runtime extension lives in src/ beside (not inside) labs; labs must
 # also be importable by the Jupyter kernel myst-nb starts to execute the pages.
 sys.path.insert(0, str(SRC))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
-)
+os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 # The pages' cells run at build time in a Jupyter kernel that myst-nb starts.
 # Over TCP (the only transport myst-nb asks for) ipykernel warns at every start

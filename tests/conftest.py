@@ -93,8 +93,28 @@ def browser():
 
     with sync_playwright() as p:
         b = launch(p)
+        made = _count_contexts(b)
         yield b
         b.close()
+        # Each context starts with an empty HTTP cache: a cold start of Python's WebAssembly. The
+        # count per worker goes to the artifacts (nox -s tests prints their sum).
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        artifacts = Path(os.environ.get("LAB_ARTIFACTS", ROOT / "test-artifacts"))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        (artifacts / f"contexts-{worker}-{os.getpid()}.txt").write_text(f"{made[0]}\n")
+
+
+def _count_contexts(browser) -> list[int]:
+    """Count the contexts ``browser`` makes from now on: [count]."""
+    made = [0]
+    new_context = browser.new_context
+
+    def counted(*args, **kwargs):
+        made[0] += 1
+        return new_context(*args, **kwargs)
+
+    browser.new_context = counted
+    return made
 
 
 class Recorder:

@@ -64,6 +64,8 @@ def all_exercises(text: str, solved: bool = True) -> str:
     """
     pick = reference_solution if solved else exercise_code
     return "\n\n".join(pick(text, n) for n in range(exercise_count(text)))
+
+
 def exercise_codes(text: str) -> list[str]:
     """The starter code of every exercise cell of the page, in page order."""
     return [code for tags, code in code_cells(text) if "exercise" in tags]
@@ -102,8 +104,7 @@ PAGES = [p.stem for p in sorted(DOCS.glob("*.md"))]  # every page of the site
 @functools.cache
 def named_checks(name: str) -> tuple[str, ...]:
     """The names of the page's checks (not its set-up lines), in page order, as labs.checks reads them."""
-    return tuple(c.name for i, block in enumerate(doctest_blocks(read_page(name)))
-                 for c in parse_block(block, i) if not c.setup)
+    return tuple(c.name for i, block in enumerate(doctest_blocks(read_page(name))) for c in parse_block(block, i) if not c.setup)
 
 
 def check_count(name: str) -> int:

@@ -37,8 +37,8 @@ def close(a, b, rel=1e-15, abs_=1e-300):
 
 # --------------------------------------------------------------------------- exact values
 
-@pytest.mark.parametrize("f", [softmax, lambda x: online_softmax(x).probs,
-                               lambda x: SoftmaxState().update(x).probs(x)])
+
+@pytest.mark.parametrize("f", [softmax, lambda x: online_softmax(x).probs, lambda x: SoftmaxState().update(x).probs(x)])
 def test_extreme_logits_exact(f):
     assert f([1000.0, 1000.0]) == [0.5, 0.5]
     assert f([1000.0, -1000.0]) == [1.0, 0.0]  # exp(-2000) underflows to exactly 0.0
@@ -154,6 +154,7 @@ def test_merge_is_associative_with_identity(a, b, c):
 
 # --------------------------------------------------------------------------- attention
 
+
 def rand_matrix(rng, n, d):
     return [[rng.gauss(0.0, 1.0) for _ in range(d)] for _ in range(n)]
 
@@ -163,17 +164,26 @@ def ref_lse(q, k, causal, scale):
     nq, nk = len(q), len(k)
     out = []
     for i, qi in enumerate(q):
-        s = [scale * sum(a * b for a, b in zip(qi, kj)) for j, kj in enumerate(k)
-             if not causal or j <= i + nk - nq]
+        s = [scale * sum(a * b for a, b in zip(qi, kj)) for j, kj in enumerate(k) if not causal or j <= i + nk - nq]
         out.append(max(s) + math.log(math.fsum(math.exp(v - max(s)) for v in s)) if s else -INF)
     return out
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("nq,nk,bq,bk", [
-    (5, 5, 2, 2), (5, 5, 5, 5), (5, 5, 1, 3), (5, 5, 8, 8),
-    (3, 7, 2, 3), (7, 3, 2, 2), (7, 3, 3, 1), (1, 6, 1, 4), (6, 1, 4, 1),
-])
+@pytest.mark.parametrize(
+    "nq,nk,bq,bk",
+    [
+        (5, 5, 2, 2),
+        (5, 5, 5, 5),
+        (5, 5, 1, 3),
+        (5, 5, 8, 8),
+        (3, 7, 2, 3),
+        (7, 3, 2, 2),
+        (7, 3, 3, 1),
+        (1, 6, 1, 4),
+        (6, 1, 4, 1),
+    ],
+)
 def test_flash_matches_reference(nq, nk, bq, bk, causal):
     rng = random.Random(1000 * nq + 10 * nk + bq + bk + causal)
     q, k, v = rand_matrix(rng, nq, 4), rand_matrix(rng, nk, 4), rand_matrix(rng, nk, 3)
@@ -214,6 +224,7 @@ def test_attention_small_exact_cases():
 
 
 # --------------------------------------------------------------------------- float32 demo
+
 
 def test_to_float32():
     assert to_float32(0.1) == 13421773 / 2**27  # nearest float32 to 0.1
@@ -264,9 +275,19 @@ def test_float64_naive_overflows():
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("f", [softmax, softmax_naive, logsumexp, online_softmax,
-                               online_softmax_float32, softmax_naive_float32,
-                               lambda x: SoftmaxState().update(x)])
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        softmax,
+        softmax_naive,
+        logsumexp,
+        online_softmax,
+        online_softmax_float32,
+        softmax_naive_float32,
+        lambda x: SoftmaxState().update(x),
+    ],
+)
 def test_nan_and_pos_inf_logits_rejected(f):
     with pytest.raises(ValueError, match=r"\[1\] is NaN; expected"):
         f([0.0, math.nan])
@@ -307,20 +328,23 @@ def test_bad_block_sizes_and_states():
 GOOD = dict(q=[[1.0, 0.0]], k=[[1.0, 0.0], [0.0, 1.0]], v=[[1.0], [2.0]])
 
 
-@pytest.mark.parametrize("change,exc,msg", [
-    (dict(q=[[1.0, 0.0], [1.0]]), ValueError, "q is ragged: row 1 has 1 entries, expected 2"),
-    (dict(k=[[1.0, 0.0], [0.0]]), ValueError, "k is ragged"),
-    (dict(v=[[1.0], [2.0, 3.0]]), ValueError, "v is ragged"),
-    (dict(q=[[1.0, 0.0, 0.0]]), ValueError, "head dimension mismatch: q rows have d = 3, k rows have d = 2"),
-    (dict(v=[[1.0]]), ValueError, "v has 1 rows, k has 2"),
-    (dict(k=[], v=[]), ValueError, "k has no rows"),
-    (dict(q=[[math.nan, 0.0]]), ValueError, r"q\[0\]\[0\] is NaN; expected a finite float"),
-    (dict(q=[[]]), ValueError, r"q\[0\] is empty"),
-    (dict(q="ab"), TypeError, "q must be a list of rows"),
-    (dict(k=[[1.0, None], [0.0, 1.0]]), TypeError, r"k\[0\]\[1\] = None"),
-    (dict(causal=1), TypeError, "causal = 1; expected True or False"),
-    (dict(scale="x"), TypeError, "scale = 'x'"),
-])
+@pytest.mark.parametrize(
+    "change,exc,msg",
+    [
+        (dict(q=[[1.0, 0.0], [1.0]]), ValueError, "q is ragged: row 1 has 1 entries, expected 2"),
+        (dict(k=[[1.0, 0.0], [0.0]]), ValueError, "k is ragged"),
+        (dict(v=[[1.0], [2.0, 3.0]]), ValueError, "v is ragged"),
+        (dict(q=[[1.0, 0.0, 0.0]]), ValueError, "head dimension mismatch: q rows have d = 3, k rows have d = 2"),
+        (dict(v=[[1.0]]), ValueError, "v has 1 rows, k has 2"),
+        (dict(k=[], v=[]), ValueError, "k has no rows"),
+        (dict(q=[[math.nan, 0.0]]), ValueError, r"q\[0\]\[0\] is NaN; expected a finite float"),
+        (dict(q=[[]]), ValueError, r"q\[0\] is empty"),
+        (dict(q="ab"), TypeError, "q must be a list of rows"),
+        (dict(k=[[1.0, None], [0.0, 1.0]]), TypeError, r"k\[0\]\[1\] = None"),
+        (dict(causal=1), TypeError, "causal = 1; expected True or False"),
+        (dict(scale="x"), TypeError, "scale = 'x'"),
+    ],
+)
 def test_bad_attention_inputs(change, exc, msg):
     args = {**GOOD, **change}
     for fn in (attention, lambda **a: flash_attention(block_q=1, block_k=1, **a)):
@@ -328,18 +352,22 @@ def test_bad_attention_inputs(change, exc, msg):
             fn(**args)
 
 
-@pytest.mark.parametrize("bq,bk,exc,msg", [
-    (0, 1, ValueError, "block_q = 0; expected an int >= 1"),
-    (1, -2, ValueError, "block_k = -2; expected an int >= 1"),
-    (2.0, 1, TypeError, "block_q = 2.0 is a float; expected an int"),
-    (1, True, TypeError, "block_k = True is a bool"),
-])
+@pytest.mark.parametrize(
+    "bq,bk,exc,msg",
+    [
+        (0, 1, ValueError, "block_q = 0; expected an int >= 1"),
+        (1, -2, ValueError, "block_k = -2; expected an int >= 1"),
+        (2.0, 1, TypeError, "block_q = 2.0 is a float; expected an int"),
+        (1, True, TypeError, "block_k = True is a bool"),
+    ],
+)
 def test_bad_block_sizes(bq, bk, exc, msg):
     with pytest.raises(exc, match=msg):
         flash_attention(block_q=bq, block_k=bk, **GOOD)
 
 
 # --------------------------------------------------------------------------- the picture
+
 
 def parse(svg):
     root = ET.fromstring(svg)
@@ -362,7 +390,7 @@ def test_svg_is_valid_accessible_and_self_contained():
     assert "nan" not in svg.lower()
     html = t._repr_html_()
     assert html.startswith('<div class="softmax-trace"><svg') and html.endswith("</svg></div>")
-    parse(html[len('<div class="softmax-trace">'):-len("</div>")])
+    parse(html[len('<div class="softmax-trace">') : -len("</div>")])
     ids = [el.get("id") for el in parse(t._repr_svg_()).iter() if el.get("id")]
     assert ids and not set(ids) & {el.get("id") for el in root.iter()}  # unique per render
 
@@ -380,8 +408,9 @@ def test_svg_block_boundaries_and_escaping():
     svg = SoftmaxTrace([1.0, 2.0, 3.0, -INF, 5.0], block_sizes=[2, 2, 1], title=title)._repr_svg_()
     root = parse(svg)
     assert root[0].text == title and "<b>" not in svg and "&lt;b&gt; &amp;" in svg
-    m_marks = [r for r in root.iter(SVG + "rect")
-               if (r.find(SVG + "title") is not None and r.find(SVG + "title").text.startswith("m = "))]
+    m_marks = [
+        r for r in root.iter(SVG + "rect") if (r.find(SVG + "title") is not None and r.find(SVG + "title").text.startswith("m = "))
+    ]
     assert [r.find(SVG + "title").text for r in m_marks] == ["m = 2", "m = 3", "m = 5"]
     assert len([ln for ln in root.iter(SVG + "line") if ln.get("stroke-dasharray")]) == 2
     assert "\u2212\u221e" in svg  # the -inf band is labelled
@@ -424,9 +453,11 @@ def _three(q, k, v, scale=1.0):
     for j, (kj, vj) in enumerate(zip(k, v)):
         cache.write(j, kj, vj)
     results = {}
-    for name, run in (("attention", lambda: attention(q, k, v, scale=scale)),
-                      ("flash_attention", lambda: flash_attention(q, k, v, 1, 1, scale=scale)[0]),
-                      ("paged_attention", lambda: paged_attention(q, cache, list(range(len(k))), scale=scale))):
+    for name, run in (
+        ("attention", lambda: attention(q, k, v, scale=scale)),
+        ("flash_attention", lambda: flash_attention(q, k, v, 1, 1, scale=scale)[0]),
+        ("paged_attention", lambda: paged_attention(q, cache, list(range(len(k))), scale=scale)),
+    ):
         try:
             results[name] = run()
         except Exception as exc:  # noqa: BLE001 - the test compares what each does
@@ -434,11 +465,14 @@ def _three(q, k, v, scale=1.0):
     return results
 
 
-@pytest.mark.parametrize(("q", "k"), [
-    ([[1e200]], [[-1e200]]),              # -inf: was taken for a masked key by attention and flash_attention
-    ([[1e200, 1e200]], [[1e200, -1e200]]),  # inf - inf = NaN: raised in one, zeros in another
-    ([[1e200]], [[1e200]]),               # +inf
-])
+@pytest.mark.parametrize(
+    ("q", "k"),
+    [
+        ([[1e200]], [[-1e200]]),  # -inf: was taken for a masked key by attention and flash_attention
+        ([[1e200, 1e200]], [[1e200, -1e200]]),  # inf - inf = NaN: raised in one, zeros in another
+        ([[1e200]], [[1e200]]),  # +inf
+    ],
+)
 def test_an_overflowing_score_is_the_same_named_error_in_all_three(q, k):
     assert set(_three(q, k, [[1.0] * len(k[0])]).values()) == {"AttentionOverflow"}
 
@@ -452,7 +486,6 @@ def test_attention_overflow_is_a_value_error_and_an_overflow_error():
     from labs.attention import AttentionOverflow
 
     assert issubclass(AttentionOverflow, ValueError) and issubclass(AttentionOverflow, OverflowError)
-
 
 
 def test_a_picture_refuses_a_bad_title_when_it_is_made_not_when_drawn():

@@ -4,7 +4,8 @@ derivatives (the chain rule worked out below each case) and central differences.
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labs.autograd import Value, build_neuron, numerical_gradient, topological_order
 
@@ -12,6 +13,7 @@ approx = pytest.approx
 
 
 # --- the seed's values -----------------------------------------------------
+
 
 def test_reused_node_accumulates_for_add():
     a = Value(3)
@@ -88,7 +90,7 @@ def test_sum_of_values():
 
 def test_pow_with_number_exponent():
     x = Value(2)
-    y = x ** 3
+    y = x**3
     y.backward()
     assert y.data == 8.0
     assert x.grad == 12.0  # 3 x**2
@@ -97,7 +99,7 @@ def test_pow_with_number_exponent():
 
 def test_pow_with_value_exponent():
     a, b = Value(2), Value(3)
-    y = a ** b
+    y = a**b
     y.backward()
     assert y.data == 8.0
     assert b.grad == approx(8 * math.log(2), rel=1e-15)  # a**b ln a
@@ -130,6 +132,7 @@ def test_chain_of_100000_nodes():
 
 
 # --- numerics ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("x, t", [(400, 1.0), (-400, -1.0), (1e300, 1.0), (0, 0.0)])
 def test_tanh_saturates_without_overflow(x, t):
@@ -173,9 +176,17 @@ def test_nan_and_inf_rejected():
         Value("1")
 
 
-@pytest.mark.parametrize("make", [lambda: Value(1) * "a", lambda: "a" * Value(1),
-                                  lambda: Value(1) + "a", lambda: "a" - Value(1),
-                                  lambda: Value(1) / "a", lambda: Value(1) ** "a"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Value(1) * "a",
+        lambda: "a" * Value(1),
+        lambda: Value(1) + "a",
+        lambda: "a" - Value(1),
+        lambda: Value(1) / "a",
+        lambda: Value(1) ** "a",
+    ],
+)
 def test_type_error_names_the_type(make):
     with pytest.raises(TypeError, match="'str'; expected int, float or Value"):
         make()
@@ -184,8 +195,7 @@ def test_type_error_names_the_type(make):
 def test_type_error_message_exact():
     with pytest.raises(TypeError) as info:
         Value(1) * None
-    assert str(info.value) == ("unsupported operand type for Value *: 'NoneType'; "
-                               "expected int, float or Value")
+    assert str(info.value) == ("unsupported operand type for Value *: 'NoneType'; expected int, float or Value")
 
 
 def test_bool_is_a_number():
@@ -195,8 +205,7 @@ def test_bool_is_a_number():
 
 def test_reversed_operators():
     v = Value(4)
-    cases = [(2 + v, 6.0, 1.0), (2 - v, -2.0, -1.0), (2 * v, 8.0, 2.0),
-             (2 / v, 0.5, -2 / 16), (2 ** v, 16.0, 16 * math.log(2))]
+    cases = [(2 + v, 6.0, 1.0), (2 - v, -2.0, -1.0), (2 * v, 8.0, 2.0), (2 / v, 0.5, -2 / 16), (2**v, 16.0, 16 * math.log(2))]
     for y, data, grad in cases:
         v.grad = 0.0
         y.backward()
@@ -247,11 +256,11 @@ def test_pow_domain_errors():
 
 def test_pow_edge_gradients():
     x = Value(-2)
-    y = x ** 2
+    y = x**2
     y.backward()
     assert (y.data, x.grad) == (4.0, -4.0)
     z = Value(0)
-    y = z ** 0
+    y = z**0
     y.backward()
     assert (y.data, z.grad) == (1.0, 0.0)
     root = Value(0) ** 0.5  # d sqrt(x)/dx is infinite at 0
@@ -310,17 +319,17 @@ class TinyValue:
     """A learner-style Value with only micrograd's fields and the three ops the
     neuron needs, to show build_neuron is duck-typed."""
 
-    def __init__(self, data, _children=(), _op=''):
+    def __init__(self, data, _children=(), _op=""):
         self.data, self.grad, self._prev, self._op = data, 0.0, set(_children), _op
 
     def __add__(self, other):
-        return TinyValue(self.data + other.data, (self, other), '+')
+        return TinyValue(self.data + other.data, (self, other), "+")
 
     def __mul__(self, other):
-        return TinyValue(self.data * other.data, (self, other), '*')
+        return TinyValue(self.data * other.data, (self, other), "*")
 
     def tanh(self):
-        return TinyValue(math.tanh(self.data), (self,), 'tanh')
+        return TinyValue(math.tanh(self.data), (self,), "tanh")
 
 
 def test_build_neuron_with_a_learner_class():
@@ -331,6 +340,7 @@ def test_build_neuron_with_a_learner_class():
 
 
 # --- gradient checks -----------------------------------------------------------
+
 
 def test_numerical_gradient_of_a_product():
     grads = numerical_gradient(lambda a, b: a * b + a, [2.0, -3.0])
@@ -370,13 +380,14 @@ def _build(tree, xs):
     return out, bound
 
 
-_leaves = st.one_of(st.tuples(st.just("x"), st.integers(0, 2)),
-                    st.tuples(st.just("c"), st.floats(-2, 2)))
+_leaves = st.one_of(st.tuples(st.just("x"), st.integers(0, 2)), st.tuples(st.just("c"), st.floats(-2, 2)))
 _trees = st.recursive(
     _leaves,
-    lambda sub: st.one_of(st.tuples(st.sampled_from(["tanh", "exp", "neg"]), sub),
-                          st.tuples(st.sampled_from(["+", "-", "*", "/"]), sub, sub)),
-    max_leaves=10)
+    lambda sub: st.one_of(
+        st.tuples(st.sampled_from(["tanh", "exp", "neg"]), sub), st.tuples(st.sampled_from(["+", "-", "*", "/"]), sub, sub)
+    ),
+    max_leaves=10,
+)
 
 
 @settings(max_examples=150, deadline=None, database=None)
@@ -395,7 +406,7 @@ def test_backward_matches_central_differences(tree, point):
 @given(st.floats(0.1, 5), st.floats(-3, 3), st.floats(-3, 3))
 def test_pow_log_sigmoid_match_central_differences(a, b, c):
     def f(x, y, z):
-        return (x ** y).log() + (x ** 2.5) * z.sigmoid() + (2 ** z) / x
+        return (x**y).log() + (x**2.5) * z.sigmoid() + (2**z) / x
 
     xs = [Value(a), Value(b), Value(c)]
     f(*xs).backward()
@@ -415,6 +426,7 @@ def test_tanh_and_sigmoid_finite_for_every_float(x):
 
 
 # --- the fast paths keep the semantics -------------------------------------------
+
 
 def test_backward_callable_by_hand_as_in_the_lecture():
     x, w = Value(2.0), Value(-3.0)
@@ -457,7 +469,7 @@ def test_chain_with_constants_like_the_benchmark():
         y = y * 1.0001 + 0.5  # each step: dy_new/dy = 1.0001
     y.backward()
     assert len(topological_order(y)) == 4 * 2000 + 1  # two constants, two results a step
-    assert x.grad == approx(1.0001 ** 2000, rel=1e-12)
+    assert x.grad == approx(1.0001**2000, rel=1e-12)
 
 
 class DataEqual:
@@ -465,7 +477,7 @@ class DataEqual:
     the same data are still two nodes."""
 
     def __init__(self, data, children=()):
-        self.data, self.grad, self._prev, self._op = data, 0.0, tuple(children), ''
+        self.data, self.grad, self._prev, self._op = data, 0.0, tuple(children), ""
         self._backward = lambda: None
 
     def __eq__(self, other):
@@ -520,19 +532,18 @@ def _reference_order(root):
             for child in node._prev:
                 visit(child)
             order.append(node)
+
     visit(root)
     return order
 
 
 @settings(max_examples=100, deadline=None, database=None)
-@given(st.lists(st.tuples(st.sampled_from("+-*n"), st.integers(0, 10**6), st.integers(0, 10**6)),
-                min_size=1, max_size=40))
+@given(st.lists(st.tuples(st.sampled_from("+-*n"), st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=40))
 def test_topological_order_matches_recursive_dfs(ops):
     nodes = [Value(0.5), Value(-1.5), Value(2.0)]
     for op, i, j in ops:
         a, b = nodes[i % len(nodes)], nodes[j % len(nodes)]
-        nodes.append({"+": lambda: a + b, "-": lambda: a - b, "*": lambda: (a * b).tanh(),
-                      "n": lambda: -a}[op]())
+        nodes.append({"+": lambda: a + b, "-": lambda: a - b, "*": lambda: (a * b).tanh(), "n": lambda: -a}[op]())  # noqa: B023 (called here)
     root = nodes[-1]
     order = topological_order(root)
     assert [id(n) for n in order] == [id(n) for n in _reference_order(root)]
@@ -546,18 +557,21 @@ def test_topological_order_matches_recursive_dfs(ops):
 
 # Found by the float64 oracles (issue 17): the power rule's gradient must not be lost to an
 # overflow or underflow in between when the true gradient is an ordinary float.
-@pytest.mark.parametrize(("base", "exponent", "gradient"), [
-    (1e154, 2, 2e154),        # k * a**k / a overflowed in k * a**k: backward raised OverflowError
-    (1e-200, 2, 2e-200),      # a**k underflowed to 0: the gradient came out 0.0
-    (1e-200, 3, 0.0),         # 3e-400 is below float64: 0.0 is right
-    (-1e154, 2, -2e154),
-])
+@pytest.mark.parametrize(
+    ("base", "exponent", "gradient"),
+    [
+        (1e154, 2, 2e154),  # k * a**k / a overflowed in k * a**k: backward raised OverflowError
+        (1e-200, 2, 2e-200),  # a**k underflowed to 0: the gradient came out 0.0
+        (1e-200, 3, 0.0),  # 3e-400 is below float64: 0.0 is right
+        (-1e154, 2, -2e154),
+    ],
+)
 def test_power_gradients_survive_intermediate_overflow_and_underflow(base, exponent, gradient):
     for k in (exponent, Value(float(exponent))):
         if isinstance(k, Value) and base < 0:
             continue  # a Value exponent needs a base > 0
         x = Value(base)
-        out = x ** k
+        out = x**k
         out.grad = 1.0
         out._backward()
         assert x.grad == pytest.approx(gradient, rel=1e-15, abs=0.0), (base, k)
@@ -565,8 +579,8 @@ def test_power_gradients_survive_intermediate_overflow_and_underflow(base, expon
 
 def test_the_exact_power_gradients_stay_exact():
     x, e = Value(5e-324), Value(5e-324)
-    (x ** e).backward()
+    (x**e).backward()
     assert x.grad == 1.0
     y = Value(2.0)
-    (y ** 3).backward()
+    (y**3).backward()
     assert y.grad == 12.0

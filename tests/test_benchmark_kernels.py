@@ -97,11 +97,14 @@ class FakeClock:
         return self.now
 
 
-@pytest.mark.parametrize("unit_case, work, expected", [
-    (("softmax", "softmax"), 1000, 1e9 * 0.002 / 1000),  # ns per element: 2000 ns
-    (("paged", "translate"), 2048, 2048 / 0.002),  # translations per second
-    (("autograd", "chain_2001"), 1, 2.0),  # ms per call
-])
+@pytest.mark.parametrize(
+    "unit_case, work, expected",
+    [
+        (("softmax", "softmax"), 1000, 1e9 * 0.002 / 1000),  # ns per element: 2000 ns
+        (("paged", "translate"), 2048, 2048 / 0.002),  # translations per second
+        (("autograd", "chain_2001"), 1, 2.0),  # ms per call
+    ],
+)
 def test_unit_conversion_with_a_fake_clock(monkeypatch, unit_case, work, expected):
     clock = FakeClock()
     monkeypatch.setattr(kernels, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
@@ -133,18 +136,19 @@ def test_source_is_browser_safe():
             imported |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "gc", "math", "os", "platform", "random", "statistics",
-                        "sys", "time", "labs"}, imported
+    assert imported <= {"__future__", "gc", "math", "os", "platform", "random", "statistics", "sys", "time", "labs"}, imported
     assert "import numpy" not in SOURCE and "from numpy" not in SOURCE
     assert "open(" not in SOURCE
     for node in ast.walk(tree):  # threads, subprocesses, sockets: nowhere
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
-            assert not {"threading", "concurrent", "multiprocessing", "subprocess", "socket",
-                        "urllib", "asyncio", "numpy"} & {n.split(".")[0] for n in names}, names
+            assert not {"threading", "concurrent", "multiprocessing", "subprocess", "socket", "urllib", "asyncio", "numpy"} & {
+                n.split(".")[0] for n in names
+            }, names
     # clocks: time.perf_counter only
-    clocks = {n.attr for n in ast.walk(tree)
-              if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "time"}
+    clocks = {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "time"
+    }
     assert clocks <= {"perf_counter", "get_clock_info"}, clocks
     # no function calls itself (Pyodide's stack is small)
     for fn in _functions(tree):
@@ -159,8 +163,7 @@ def test_source_is_browser_safe():
                 assert c.func.attr not in {"write_text", "write_bytes", "mkdir", "makedirs"}, fn.name
             if isinstance(c, (ast.Import, ast.ImportFrom)):
                 assert "argparse" not in [a.name for a in c.names], fn.name
-    main_calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                  and isinstance(n.func, ast.Name) and n.func.id == "main"]
+    main_calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "main"]
     assert len(main_calls) == 1
 
 

@@ -29,8 +29,7 @@ def test_fork_then_copy_on_write_keeps_each_sequence_its_tokens():
     assert m.append_token("b", 70) == [(1, 2)]
     assert m.append_token("c", 80) == [(1, 3)]
     assert m.append_token("a", 90) == []  # the last owner writes in place
-    assert (m.read("a"), m.read("b"), m.read("c")) == ([1, 2, 3, 4, 5, 6, 90], [1, 2, 3, 4, 5, 6, 70],
-                                                       [1, 2, 3, 4, 5, 6, 80])
+    assert (m.read("a"), m.read("b"), m.read("c")) == ([1, 2, 3, 4, 5, 6, 90], [1, 2, 3, 4, 5, 6, 70], [1, 2, 3, 4, 5, 6, 80])
     assert [m.allocator.ref_count(b) for b in range(4)] == [3, 1, 1, 1]
 
 
@@ -167,8 +166,7 @@ def test_sharing_saves_more_with_more_samples_and_beams_and_longer_prefixes():
     for case in ("parallel", "beam"):
         saved = [bs.simulate_sharing(case, work, width=k, block_size=16).saving for k in (2, 4, 6)]
         assert 0 < saved[0] < saved[1] < saved[2] < 1, (case, saved)
-    assert (bs.simulate_sharing("beam", work, width=4).saving
-            > bs.simulate_sharing("parallel", work, width=4).saving)
+    assert bs.simulate_sharing("beam", work, width=4).saving > bs.simulate_sharing("parallel", work, width=4).saving
     short, long = (bs.simulate_sharing("prefix", work, prefix_len=n).saving for n in (80, 341))
     assert 0 < short < long < 1
 
@@ -180,12 +178,15 @@ def test_the_parallel_case_counts_what_a_hand_count_gives():
     assert (sim.block_steps_shared, sim.block_steps_unshared) == (4, 6)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"case": "greedy"}, "unknown case 'greedy'"),
-    ({"width": 0}, "width must be >= 1"),
-    ({"workload": []}, "workload is empty"),
-    ({"workload": [(0, 3)]}, "prompt_len must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"case": "greedy"}, "unknown case 'greedy'"),
+        ({"width": 0}, "width must be >= 1"),
+        ({"workload": []}, "workload is empty"),
+        ({"workload": [(0, 3)]}, "prompt_len must be >= 1"),
+    ],
+)
 def test_simulate_sharing_rejects_bad_input(kwargs, match):
     args = {"case": "parallel", "workload": [(4, 4)], **kwargs}
     with pytest.raises(ValueError, match=match):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,7 +101,7 @@ def test_a_class_is_not_asked_for_its_rich_repr(run):
 def test_traceback_names_the_cell_and_line_and_hides_the_runner(run):
     status, events = run("x = 1\ny = 2\n1 / 0")
     assert status["status"] == "error"
-    (kind, err), = events
+    ((kind, err),) = events
     assert kind == "error" and err["ename"] == "ZeroDivisionError"
     assert 'File "<cell 1>", line 3' in err["traceback"]
     assert "1 / 0" in err["traceback"]
@@ -147,28 +147,37 @@ def test_system_exit_is_reported_not_raised(run):
     assert events[0][1]["traceback"] == "SystemExit: 3 (the cell ends here; Python and your names stay)\n"
 
 
-@pytest.mark.parametrize("code", ["import sys\nprint('before')\nsys.exit()\nprint('after')", "print('before')\nexit(0)\nprint('after')"])
+@pytest.mark.parametrize(
+    "code", ["import sys\nprint('before')\nsys.exit()\nprint('after')", "print('before')\nexit(0)\nprint('after')"]
+)
 def test_a_successful_exit_ends_the_cell_without_an_error(run, code):
     """It was an error with a traceback: unittest.main() that passed left its cell red, and the
     checks console then said a cell raised an error."""
     status, events = run(code)
     assert status["status"] == "ok"
-    assert [p["text"] for k, p in events if k == "stream"] == ["before", "\n", "SystemExit: 0 (the cell ends here; Python and your names stay)\n"]
+    assert [p["text"] for k, p in events if k == "stream"] == [
+        "before",
+        "\n",
+        "SystemExit: 0 (the cell ends here; Python and your names stay)\n",
+    ]
     assert run("1 + 1")[1][0][1]["data"]["text/plain"] == "2"
 
 
 def test_unittest_main_ends_its_cell_as_its_tests_did(run):
-    tests = ("import unittest\n"
-             "class TestArithmetic(unittest.TestCase):\n"
-             "    def test_sum(self):\n        self.assertEqual(1 + 1, {})\n"
-             "unittest.main(argv=['cell'])\n")
+    tests = (
+        "import unittest\n"
+        "class TestArithmetic(unittest.TestCase):\n"
+        "    def test_sum(self):\n        self.assertEqual(1 + 1, {})\n"
+        "unittest.main(argv=['cell'])\n"
+    )
     status, events = run(tests.format(2))
     assert status["status"] == "ok", events
     assert "OK" in "".join(p["text"] for k, p in events if k == "stream")
     status, events = run(tests.format(3))
     # sys.exit(True) before Python 3.12, sys.exit(1) since
     assert status["status"] == "error" and events[-1][1]["traceback"] in {
-        f"SystemExit: {code} (the cell ends here; Python and your names stay)\n" for code in ("True", "1")}
+        f"SystemExit: {code} (the cell ends here; Python and your names stay)\n" for code in ("True", "1")
+    }
 
 
 def test_recursion_error_is_reported_and_the_runner_survives(run):
@@ -200,11 +209,13 @@ def test_doctest_testmod_in_a_cell_tests_the_cells_names(run):
 
 
 def test_unittest_main_in_a_cell_finds_the_cells_tests(run):
-    code = ("import unittest\n"
-            "class TestDouble(unittest.TestCase):\n"
-            "    def test_two(self):\n        self.assertEqual(2 * 2, 4)\n"
-            "    def test_three(self):\n        self.assertEqual(2 * 3, 6)\n"
-            "unittest.main(argv=['cell'], exit=False).result.testsRun")
+    code = (
+        "import unittest\n"
+        "class TestDouble(unittest.TestCase):\n"
+        "    def test_two(self):\n        self.assertEqual(2 * 2, 4)\n"
+        "    def test_three(self):\n        self.assertEqual(2 * 3, 6)\n"
+        "unittest.main(argv=['cell'], exit=False).result.testsRun"
+    )
     status, events = run(code)
     assert status["status"] == "ok" and events[-1][1]["data"]["text/plain"] == "2"
 
@@ -236,11 +247,7 @@ def test_stdout_is_restored_after_a_cell(run, capsys):
 # ------------------------------------------------------------------ checks ---
 
 SETUP = ">>> y = x * 3\n"
-CHECKS = (
-    ">>> y  # Triple: x * 3\n6\n"
-    ">>> 1 / 0  # Division\n1.0\n"
-    ">>> y + 1  # Wrong on purpose: expects 8\n8\n"
-)
+CHECKS = ">>> y  # Triple: x * 3\n6\n>>> 1 / 0  # Division\n1.0\n>>> y + 1  # Wrong on purpose: expects 8\n8\n"
 
 
 def test_checks_share_one_copy_of_the_namespace(run):
@@ -323,8 +330,7 @@ def test_a_failing_setup_line_stops_its_block_and_says_why(run):
     """A later check was compared against a value an earlier block left behind."""
     blocks = [">>> z = 1\n", ">>> z = undefined\n>>> z  # Uses z\n1\n", ">>> 2  # Next block runs\n2\n"]
     records = json.loads(run.runner.check(json.dumps(blocks)))["results"]
-    assert [(r["status"], r["setup"]) for r in records] == [
-        ("passed", True), ("error", True), ("not run", False), ("passed", False)]
+    assert [(r["status"], r["setup"]) for r in records] == [("passed", True), ("error", True), ("not run", False), ("passed", False)]
     assert records[1]["got"] == "NameError: name 'undefined' is not defined"
     assert records[2]["reason"] == "the set-up line `z = undefined` raised `NameError: name 'undefined' is not defined`"
 
@@ -344,8 +350,13 @@ def test_the_runner_does_not_import_doctest_until_checks_run():
         "r.check('[\">>> 1\\\\n1\\\\n\"]')\n"
         "print('doctest' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(RUNNER.parents[2])}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(RUNNER.parents[2])},
+    ).stdout
     assert out.split() == ["False", "True"]
 
 
@@ -353,8 +364,7 @@ def test_provenance_warns_about_missing_names_and_the_reference(run):
     run("from labs.autograd import Value\ndef online_softmax(logits):\n    return logits")
     warnings = json.loads(run.runner.provenance(["Value", "online_softmax", "translate"]))
     assert warnings == [
-        "Value is the reference implementation from labs.autograd, not your code: "
-        "these checks are checking the reference.",
+        "Value is the reference implementation from labs.autograd, not your code: these checks are checking the reference.",
         "translate is not defined: run the exercise cell first.",
     ]
 
@@ -377,9 +387,7 @@ def test_rich_output_over_the_pages_limit_shows_its_text_form_with_a_note(runner
 
     bundle = runner_module.mime_bundle(Huge())
     assert list(bundle) == ["text/plain"]
-    assert bundle["text/plain"] == (
-        "Huge()\n… text/html output of 1,600,000 characters not shown: over the page's limit of 1,000,000"
-    )
+    assert bundle["text/plain"] == ("Huge()\n… text/html output of 1,600,000 characters not shown: over the page's limit of 1,000,000")
     small = type("Small", (), {"_repr_html_": lambda self: "<b>ok</b>"})()
     assert runner_module.mime_bundle(small)["text/html"] == "<b>ok</b>"
 
@@ -395,12 +403,16 @@ def test_a_standard_library_module_that_is_missing_says_so(run, monkeypatch):
     monkeypatch.setitem(sys.modules, "sqlite3", None)
     status, events = run("x = 1\nimport sqlite3")
     assert status["status"] == "error"
-    (kind, err), = events
+    ((kind, err),) = events
     assert err["ename"] == "ModuleNotFoundError"
     assert 'File "<cell 1>", line 2' in err["traceback"]
-    assert err["traceback"].rstrip().endswith(
-        "sqlite3 is in CPython's standard library, but not in this Python: the Python in the page "
-        "(Pyodide) leaves it out. Run this code with Python on your computer."
+    assert (
+        err["traceback"]
+        .rstrip()
+        .endswith(
+            "sqlite3 is in CPython's standard library, but not in this Python: the Python in the page "
+            "(Pyodide) leaves it out. Run this code with Python on your computer."
+        )
     )
 
 
@@ -413,7 +425,7 @@ def test_a_huge_last_value_is_cut_like_printed_output(run):
     """Moved from the browser (test_sandbox): the last expression's repr had no limit, and
     'b' * 40_000_000 froze the page for 14 s."""
     status, events = run("'b' * 1_000_000")
-    (kind, result), = events
+    ((kind, result),) = events
     assert status["status"] == "ok" and kind == "result"
     text = result["data"]["text/plain"]
     assert text.startswith("'" + "b" * 1000) and len(text) < 200_100
@@ -423,20 +435,22 @@ def test_a_huge_last_value_is_cut_like_printed_output(run):
 def test_doctest_testmod_and_unittest_main_in_one_cell_test_what_the_cells_defined(run):
     """Moved from the browser (test_sandbox): both tested the worker's own __main__
     ("TestResults(failed=0, attempted=0)", "Ran 0 tests")."""
-    code = "\n".join([
-        "import doctest, unittest",
-        "def double(x):",
-        '    """',
-        "    >>> double(21)",
-        "    42",
-        '    """',
-        "    return 2 * x",
-        "class TestDouble(unittest.TestCase):",
-        "    def test_double(self):",
-        "        self.assertEqual(double(2), 4)",
-        "unittest.main(argv=['cell'], exit=False)",
-        "doctest.testmod()",
-    ])
+    code = "\n".join(
+        [
+            "import doctest, unittest",
+            "def double(x):",
+            '    """',
+            "    >>> double(21)",
+            "    42",
+            '    """',
+            "    return 2 * x",
+            "class TestDouble(unittest.TestCase):",
+            "    def test_double(self):",
+            "        self.assertEqual(double(2), 4)",
+            "unittest.main(argv=['cell'], exit=False)",
+            "doctest.testmod()",
+        ]
+    )
     status, events = run(code)
     assert status["status"] == "ok", events
     streams = "".join(p["text"] for k, p in events if k == "stream")
@@ -451,8 +465,10 @@ def completions(runner, code, cursor=None):
 
 
 def test_completion_offers_the_names_earlier_runs_defined_and_the_builtins(run):
-    run("class Value:\n    def __init__(self, data):\n        self.data = data\n        self.grad = 0.0\n"
-        "    def backward(self):\n        pass\nvalues = [1]")
+    run(
+        "class Value:\n    def __init__(self, data):\n        self.data = data\n        self.grad = 0.0\n"
+        "    def backward(self):\n        pass\nvalues = [1]"
+    )
     start, labels, kinds = completions(run.runner, "x = Val")
     assert start == 4 and labels == ["Value", "ValueError"]
     assert kinds == {"Value": "class", "ValueError": "class"}
@@ -461,8 +477,7 @@ def test_completion_offers_the_names_earlier_runs_defined_and_the_builtins(run):
 
 
 def test_completion_offers_an_objects_attributes_and_a_modules_contents(run):
-    run("import math\nclass V:\n    def __init__(self):\n"
-        "        self.grad = 0.0\n    def backward(self):\n        pass\nv = V()")
+    run("import math\nclass V:\n    def __init__(self):\n        self.grad = 0.0\n    def backward(self):\n        pass\nv = V()")
     start, labels, kinds = completions(run.runner, "v.gr")
     assert start == 2 and labels == ["grad"] and kinds["grad"] == "variable"
     assert completions(run.runner, "v.")[1:] == (["backward", "grad"], {"backward": "function", "grad": "variable"})
@@ -474,8 +489,10 @@ def test_completion_offers_an_objects_attributes_and_a_modules_contents(run):
 
 
 def test_completion_evaluates_no_expression_and_no_property_and_prints_nothing(run):
-    status, events = run("class P:\n    @property\n    def boom(self):\n        print('ran'); raise RuntimeError\n"
-                         "    def __getattr__(self, name):\n        print('looked up', name)\np = P()")
+    status, events = run(
+        "class P:\n    @property\n    def boom(self):\n        print('ran'); raise RuntimeError\n"
+        "    def __getattr__(self, name):\n        print('looked up', name)\np = P()"
+    )
     assert status["status"] == "ok"
     run.runner.emit = lambda kind, payload: pytest.fail(f"completion emitted {kind}: {payload}")
     assert completions(run.runner, "p.bo")[1:] == (["boom"], {"boom": "variable"})  # named, not read

@@ -18,13 +18,22 @@ ROOT = Path(__file__).resolve().parent.parent
 def cli(page: str, solution: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "labs.checks", str(DOCS / page), str(solution)],
-        capture_output=True, text=True, cwd=ROOT / "src", env={"PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "src",
+        env={"PYTHONPATH": str(ROOT / "src")},
     )
 
 
 def run_cli(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "labs.checks", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT / "src", env={"PYTHONPATH": str(ROOT / "src")}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "labs.checks", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "src",
+        env={"PYTHONPATH": str(ROOT / "src")},
+        timeout=timeout,
+    )
 
 
 def solution_file(tmp_path, page, starter=False) -> Path:
@@ -60,8 +69,12 @@ def test_the_command_line_says_when_it_cannot_start(tmp_path):
     raised = cli("micrograd.md", broken)
     assert raised.returncode == 2
     assert "raised while loading" in raised.stderr and "ValueError: half-written" in raised.stderr
-    no_page = subprocess.run([sys.executable, "-m", "labs.checks", str(tmp_path / "none.md"), str(broken)],
-                             capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src")})
+    no_page = subprocess.run(
+        [sys.executable, "-m", "labs.checks", str(tmp_path / "none.md"), str(broken)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src")},
+    )
     assert no_page.returncode == 2 and "cannot read the page" in no_page.stderr
 
 
@@ -70,7 +83,11 @@ def test_a_failing_set_up_line_stops_its_block_not_the_next():
     blocks = [">>> r = [1, 2]\n", ">>> r = 1 / 0\n>>> r  # Uses r\n[3]\n", ">>> r  # Next block\n[1, 2]\n"]
     results = run_blocks(blocks, {})
     assert [(r.check.name, r.status) for r in results] == [
-        ("", "passed"), ("", "error"), ("Uses r", "not run"), ("Next block", "passed")]
+        ("", "passed"),
+        ("", "error"),
+        ("Uses r", "not run"),
+        ("Next block", "passed"),
+    ]
     assert results[2].reason == "the set-up line `r = 1 / 0` raised `ZeroDivisionError: division by zero`"
 
 
@@ -82,7 +99,8 @@ def test_the_page_lists_the_checks_the_engine_reads(site_dir):
     expected = [c for i, text in enumerate(config["blocks"]) for c in parse_block(text, i)]
     assert [c["name"] for c in config["checks"]] == [c.name for c in expected]
     assert [c["name"] for c in config["checks"] if not c["setup"]] == [
-        c.name for i, text in enumerate(blocks) for c in parse_block(text, i) if not c.setup]
+        c.name for i, text in enumerate(blocks) for c in parse_block(text, i) if not c.setup
+    ]
     assert sum(not c["setup"] for c in config["checks"]) == check_count("micrograd.md")
 
 
@@ -100,8 +118,9 @@ def test_the_checks_pass_with_only_the_cells_the_build_says_they_need(page):
     text = read_page(page)
     cells = code_cells(text)
     auto = {i for i, (tags, _) in enumerate(cells) if "auto-rerun" in tags}
-    needed = cells_the_checks_need([("exercise" in tags, code) for tags, code in cells], doctest_blocks(text),
-                                   list(front_matter(page)["lab"]["checks_use"]), auto)
+    needed = cells_the_checks_need(
+        [("exercise" in tags, code) for tags, code in cells], doctest_blocks(text), list(front_matter(page)["lab"]["checks_use"]), auto
+    )
     namespace: dict = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
     solved = 0
     with contextlib.redirect_stdout(io.StringIO()):
@@ -121,8 +140,12 @@ def test_the_checks_pass_with_only_the_cells_the_build_says_they_need(page):
 def test_a_cell_is_needed_for_what_it_binds_and_an_opaque_one_for_everything_above():
     from pyodide_cells.check_cells import cells_the_checks_need
 
-    cells = [(False, "import math"), (False, "data = slow()"), (False, "scale = 2"),
-             (True, "def f(x):\n    return math.sqrt(x) * scale")]
+    cells = [
+        (False, "import math"),
+        (False, "data = slow()"),
+        (False, "scale = 2"),
+        (True, "def f(x):\n    return math.sqrt(x) * scale"),
+    ]
     assert cells_the_checks_need(cells, [">>> f(4.0)  # F\n4.0\n"], ["f"]) == [0, 2, 3]
     assert cells_the_checks_need(cells, [">>> f(data)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]  # the check reads data
     opaque = [*cells[:3], (True, "exec('def f(x): return x')")]
@@ -130,9 +153,13 @@ def test_a_cell_is_needed_for_what_it_binds_and_an_opaque_one_for_everything_abo
     unreadable = [*cells[:3], (True, "def f(x):\n    return x +")]  # a half-typed exercise
     assert cells_the_checks_need(unreadable, [">>> f(1)  # F\n1\n"], ["f"]) == [0, 1, 2, 3]
     assert cells_the_checks_need([(False, "x = 1")], [">>> x  # X\n1\n"], ["x"]) == []  # no exercise: all, by the caller
+
+
 # A page of two checks and one set-up line, small enough to run in a fraction of a second.
 LAB = "---\nlab:\n  checks_use: {}\n---\n"  # front matter that makes a page a lab
-TINY_PAGE = LAB + """# A tiny lab
+TINY_PAGE = (
+    LAB
+    + """# A tiny lab
 
 ```python
 >>> y = f()
@@ -143,6 +170,7 @@ TINY_PAGE = LAB + """# A tiny lab
 
 ```
 """
+)
 TINY_SOLUTION = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
 
 
@@ -159,11 +187,15 @@ def test_the_tiny_page_passes_and_fails_as_the_lab_pages_do(tmp_path):
     assert wrong.returncode == 1 and wrong.stdout.splitlines()[-1] == "1 / 2 checks passed"
 
 
-@pytest.mark.parametrize("where, code", [
-    ("at load", TINY_SOLUTION.replace("return 2", "return 3") + "import os\nos._exit(0)\n"),
-    ("inside a check", TINY_SOLUTION.replace("return 2", "__import__('os')._exit(0)")),
-    ("a crash inside a check", TINY_SOLUTION.replace("return 2", "__import__('os').abort()")),
-], ids=["at-load", "in-a-check", "crash"])
+@pytest.mark.parametrize(
+    "where, code",
+    [
+        ("at load", TINY_SOLUTION.replace("return 2", "return 3") + "import os\nos._exit(0)\n"),
+        ("inside a check", TINY_SOLUTION.replace("return 2", "__import__('os')._exit(0)")),
+        ("a crash inside a check", TINY_SOLUTION.replace("return 2", "__import__('os').abort()")),
+    ],
+    ids=["at-load", "in-a-check", "crash"],
+)
 def test_a_solution_that_ends_its_process_is_not_judged(tmp_path, where, code):
     """os._exit(0) gave exit 0 and no output: nothing was checked, and nothing said so."""
     out = run_cli(*tiny(tmp_path, code))
@@ -181,9 +213,11 @@ def test_sys_exit_at_load_or_in_a_check_is_not_a_pass(tmp_path):
 
 def test_a_solution_that_rebinds_the_checker_in_its_process_does_not_pass(tmp_path):
     """A four-line patch of run_blocks (in __main__ then) printed "22 / 22 checks passed" and exited 0."""
-    patch = ("import __main__, labs.checks as c\n"
-             "fake = lambda blocks, ns: [c.Result(k, 'passed') for i, b in enumerate(blocks) for k in c.parse_block(b, i)]\n"
-             "__main__.run_blocks = c.run_blocks = fake\n")
+    patch = (
+        "import __main__, labs.checks as c\n"
+        "fake = lambda blocks, ns: [c.Result(k, 'passed') for i, b in enumerate(blocks) for k in c.parse_block(b, i)]\n"
+        "__main__.run_blocks = c.run_blocks = fake\n"
+    )
     out = run_cli(*tiny(tmp_path, TINY_SOLUTION.replace("return 2", "return 3") + patch))
     assert out.returncode == 1 and "FAIL Two" in out.stdout, out.stdout + out.stderr
 
@@ -196,13 +230,17 @@ def test_a_solution_that_never_ends_times_out(tmp_path):
     assert run_cli(*tiny(tmp_path, TINY_SOLUTION), "--timeout", "0").returncode == 2
 
 
-@pytest.mark.parametrize("page, message", [
-    (TINY_PAGE.encode("latin-1") + "# caf\u00e9\n".encode("latin-1"), "it is not UTF-8"),
-    (TINY_PAGE.replace(">>> g()", ">>>g()"), "cannot parse doctest block 1 of"),
-    (LAB + "```python\n>>> x = 1\n>>> y = 2\n\n```\n", "has no checks: its doctest blocks hold only set-up lines"),
-    (LAB + "# no blocks\n", "has no doctest blocks"),
-    (TINY_PAGE.removeprefix(LAB), "is not a lab page: its front matter has no `lab:`"),  # CONTRIBUTING.md passed 1 / 1
-], ids=["not-utf8", "cannot-parse", "only-set-up", "no-blocks", "not-a-lab"])
+@pytest.mark.parametrize(
+    "page, message",
+    [
+        (TINY_PAGE.encode("latin-1") + "# caf\u00e9\n".encode("latin-1"), "it is not UTF-8"),
+        (TINY_PAGE.replace(">>> g()", ">>>g()"), "cannot parse doctest block 1 of"),
+        (LAB + "```python\n>>> x = 1\n>>> y = 2\n\n```\n", "has no checks: its doctest blocks hold only set-up lines"),
+        (LAB + "# no blocks\n", "has no doctest blocks"),
+        (TINY_PAGE.removeprefix(LAB), "is not a lab page: its front matter has no `lab:`"),  # CONTRIBUTING.md passed 1 / 1
+    ],
+    ids=["not-utf8", "cannot-parse", "only-set-up", "no-blocks", "not-a-lab"],
+)
 def test_a_page_the_checks_cannot_read_exits_2_and_says_why(tmp_path, page, message):
     """A page not UTF-8 or with a block doctest cannot parse exited 1; one with only set-up lines passed "0 / 0"."""
     out = run_cli(*tiny(tmp_path, TINY_SOLUTION, page))

@@ -43,8 +43,14 @@ def test_the_build_and_the_editor_give_every_line_the_same_hanging_indent():
     assert node, "Node.js is needed to run the page's rule"
     lines = cell_lines() + AWKWARD
     assert len(lines) > 500 and any(hanging_columns(line) for line in lines)
-    proc = subprocess.run([node, "--input-type=module", "-e", COLUMNS_IN_JS], input=json.dumps(lines),
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", COLUMNS_IN_JS],
+        input=json.dumps(lines),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     in_js = json.loads(proc.stdout)
     differ = [(line, py, js) for line, py, js in zip(lines, map(hanging_columns, lines), in_js, strict=True) if py != js]

@@ -71,8 +71,9 @@ def files(site_dir, tmp_path_factory) -> dict[tuple[str, str, str], Path]:
             codes[-1] = codes[-1].rstrip("\n") + "\n" + ending
             jobs.append({"download": download, "format": "py", "exercises": codes, "url": "http://127.0.0.1/micrograd.html"})
             keys.append(("micrograd", f"{which} then {how}", "py"))
-    proc = subprocess.run([node, "--input-type=module", "-e", ASSEMBLE], input=json.dumps(jobs),
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", ASSEMBLE], input=json.dumps(jobs), capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     out = {}
     for key, made in zip(keys, json.loads(proc.stdout)):
@@ -144,8 +145,12 @@ def test_the_script_runs_its_checks_with_doctest_and_nothing_installed(files, pa
 
 def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(files):
     path = files["paged_attention", "reference", "py"]
-    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention as m; print(sys.modules['labs.paged_attention'].PageFault, m.PageFault.__module__);"
-                       "m.translate([7, 1, 3], 48, 16, 48)", cwd=path.parent)
+    proc = bare_python(
+        "-c",
+        "import sys; sys.path.insert(0, '.'); import paged_attention as m; print(sys.modules['labs.paged_attention'].PageFault, m.PageFault.__module__);"
+        "m.translate([7, 1, 3], 48, 16, 48)",
+        cwd=path.parent,
+    )
     assert "<class 'labs.paged_attention.PageFault'> labs.paged_attention" in proc.stdout, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("labs.paged_attention.PageFault: "), proc.stderr
     # The copies hold no examples of their own: doctest finds the page's checks and nothing else.
@@ -153,17 +158,24 @@ def test_without_labs_the_script_uses_its_copies_and_errors_read_as_in_the_page(
     support = text.split("except ModuleNotFoundError:")[1].split("# %%")[0]
     assert ">>>" not in support and "class PageFault(IndexError):" in support
     # What the file does not copy says so, by name.
-    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention; import labs.paged_attention as pa; pa.BlockTable",
-                       cwd=path.parent)
+    proc = bare_python(
+        "-c",
+        "import sys; sys.path.insert(0, '.'); import paged_attention; import labs.paged_attention as pa; pa.BlockTable",
+        cwd=path.parent,
+    )
     assert proc.stderr.strip().splitlines()[-1] == (
         "AttributeError: labs.paged_attention.BlockTable is not in this file, which copies only PageFault, LRUBlockAllocator, "
         "OutOfBlocksError "
-        "from the guide's labs package: define it here, or install the guide's labs package")
+        "from the guide's labs package: define it here, or install the guide's labs package"
+    )
     # The copied OutOfBlocksError is the one the copied allocator raises: a failed add is undone.
-    proc = bare_python("-c", "import sys; sys.path.insert(0, '.'); import paged_attention as p;"
-                       "m = p.CachingBlockManager(2, 4)\ntry: m.add_sequence('a', list(range(9)))\n"
-                       "except p.OutOfBlocksError: print(m.tables, m.allocator.num_used, m.cached)",
-                       cwd=path.parent)
+    proc = bare_python(
+        "-c",
+        "import sys; sys.path.insert(0, '.'); import paged_attention as p;"
+        "m = p.CachingBlockManager(2, 4)\ntry: m.add_sequence('a', list(range(9)))\n"
+        "except p.OutOfBlocksError: print(m.tables, m.allocator.num_used, m.cached)",
+        cwd=path.parent,
+    )
     assert proc.stdout.splitlines()[-1] == "{} 0 {}", proc.stdout + proc.stderr
 
 
@@ -185,13 +197,24 @@ def test_pytest_doctest_modules_reports_each_check(files, page):
     """The starter's file, whose checks pass and fail (the reference's pass under doctest and Python)."""
     for which in ("starter",):
         path = files[page, which, "py"]
-        proc = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "-p", "no:cacheprovider", "-q", "-rf", path.name],
-                              cwd=path.parent, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--doctest-modules", "-p", "no:cacheprovider", "-q", "-rf", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         expected = failing_checks(page, page_code(page, which))
         total = len(check_names(page))
         assert proc.returncode == (1 if expected else 0), proc.stdout[-3000:]
-        summary = ", ".join(part for part in (f"{len(expected)} failed" if expected else "",
-                                              f"{total - len(expected)} passed" if total > len(expected) else "") if part)
+        summary = ", ".join(
+            part
+            for part in (
+                f"{len(expected)} failed" if expected else "",
+                f"{total - len(expected)} passed" if total > len(expected) else "",
+            )
+            if part
+        )
         assert re.search(rf"^{summary} in ", proc.stdout, re.M), proc.stdout[-1500:]
         assert set(re.findall(rf"^FAILED {page}\.py::{page}\.__test__\.(.+)$", proc.stdout, re.M)) == expected
 
@@ -222,8 +245,13 @@ def test_the_notebook_is_valid_nbformat_4_with_the_checks_last(files, page):
 @pytest.mark.parametrize(("page", "which"), [(p, "reference") for p in PAGES] + [("micrograd", "starter")])
 def test_the_notebook_runs_with_nbconvert_execute_and_fails_when_a_check_does(files, page, which):
     path = files[page, which, "ipynb"]
-    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output", "ran.ipynb", path.name],
-                          cwd=path.parent, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output", "ran.ipynb", path.name],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     total = len(check_names(page))
     if which == "reference":
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -251,8 +279,9 @@ def test_an_exercise_that_imports_labs_another_way_fails_the_build_with_what_to_
 def test_a_copied_definition_brings_what_it_uses_from_its_module(tmp_path):
     from pyodide_cells.downloads import support_cell
 
-    (tmp_path / "copy.py").write_text(support_cell(["from labs.attention import online_softmax\n"])
-                                      + "print(online_softmax([1000.0, 1000.0]).probs)\n")
+    (tmp_path / "copy.py").write_text(
+        support_cell(["from labs.attention import online_softmax\n"]) + "print(online_softmax([1000.0, 1000.0]).probs)\n"
+    )
     proc = bare_python("copy.py", cwd=tmp_path)  # no labs: the copies, with their helpers and imports
     assert proc.stdout == "[0.5, 0.5]\n", proc.stderr
 

@@ -14,7 +14,7 @@ from labs.attention import PartialAttention, attention
 from labs.engine import LLMEngine
 from labs.kv_cache_manager import KVCacheManager
 from labs.model_runner import paged_decode_attention
-from labs.paged_attention import PageFault, PagedKVCache
+from labs.paged_attention import PagedKVCache, PageFault
 from labs.sampling import SamplingParams
 from labs.scheduler import FINISHED, RUNNING, WAITING, InvalidRequestError, Request, RequestTooLongError, Scheduler
 from labs.tiny_lm import ModelConfig, TinyLM, dense_generate
@@ -23,16 +23,24 @@ from labs.tiny_lm import ModelConfig, TinyLM, dense_generate
 # vocabulary makes repeated prompt blocks, hence prefix-cache hits, common).
 CONFIG = ModelConfig(vocab_size=7, d_model=8, n_layer=2, n_head=2, max_positions=40)
 MODEL = TinyLM.random(CONFIG, seed=3)
-ORACLE = settings(max_examples=25, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-                  suppress_health_check=[HealthCheck.too_slow])
+ORACLE = settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 # What the generated cases did, across the oracle's examples: each must happen in some case.
 SEEN = {"preemption": 0, "eviction": 0, "prefix hit": 0, "stop": 0, "sampled request preempted": 0}
 
 # Greedy (None or temperature 0) or sampled; each sampled request has a seed of its own.
-sampling = st.one_of(st.none(), st.builds(SamplingParams, st.just(1.0), st.none(), st.integers(0, 2**32 - 1)),
-                     st.builds(SamplingParams, st.sampled_from([0.0, 0.6, 1.0, 2.0]),
-                                          st.sampled_from([None, 1, 2, 3]), st.integers(0, 2**32 - 1)))
+sampling = st.one_of(
+    st.none(),
+    st.builds(SamplingParams, st.just(1.0), st.none(), st.integers(0, 2**32 - 1)),
+    st.builds(SamplingParams, st.sampled_from([0.0, 0.6, 1.0, 2.0]), st.sampled_from([None, 1, 2, 3]), st.integers(0, 2**32 - 1)),
+)
 
 
 @st.composite
@@ -114,15 +122,18 @@ def test_a_sampled_request_writes_the_same_text_alone_or_preempted_in_a_batch():
 
 def test_bad_sampling_params_raise_named_errors():
     from labs.sampling import InvalidSamplingParamsError, sample
-    for bad, message in [({"temperature": -0.1}, "temperature = -0.1; expected a finite number >= 0"),
-                         ({"temperature": math.nan}, "temperature = nan"),
-                         ({"temperature": math.inf}, "temperature = inf"),
-                         ({"temperature": "0.7"}, "temperature = '0.7'"),
-                         ({"top_k": 0}, "top_k = 0; expected an int >= 1, or None"),
-                         ({"top_k": 2.0}, "top_k = 2.0"),
-                         ({"top_k": True}, "top_k = True"),
-                         ({"seed": 1.5}, "seed = 1.5; expected an int, or None"),
-                         ({"seed": "42"}, "seed = '42'")]:
+
+    for bad, message in [
+        ({"temperature": -0.1}, "temperature = -0.1; expected a finite number >= 0"),
+        ({"temperature": math.nan}, "temperature = nan"),
+        ({"temperature": math.inf}, "temperature = inf"),
+        ({"temperature": "0.7"}, "temperature = '0.7'"),
+        ({"top_k": 0}, "top_k = 0; expected an int >= 1, or None"),
+        ({"top_k": 2.0}, "top_k = 2.0"),
+        ({"top_k": True}, "top_k = True"),
+        ({"seed": 1.5}, "seed = 1.5; expected an int, or None"),
+        ({"seed": "42"}, "seed = '42'"),
+    ]:
         with pytest.raises(InvalidSamplingParamsError, match=message):
             SamplingParams(**bad)
     assert issubclass(InvalidSamplingParamsError, ValueError)
@@ -142,6 +153,7 @@ def test_bad_sampling_params_raise_named_errors():
 
 def test_sampling_draws_from_the_tempered_top_k_softmax():
     from labs.sampling import sample
+
     g, n = random.Random(0), 2000
     logits = [0.0, math.log(3.0), -50.0]  # p = 1/4, 3/4, ~0 at temperature 1
     counts = [0, 0, 0]
@@ -189,6 +201,7 @@ def test_a_prompt_cached_to_its_end_still_computes_its_last_token():
 
 
 # --------------------------------------------------------------------------- the scheduler's rules
+
 
 def _scheduler(num_blocks, block_size=2, max_num_seqs=8):
     return Scheduler(KVCacheManager(num_blocks, block_size), max_num_seqs)
@@ -248,6 +261,7 @@ def test_update_finishes_at_a_stop_token_and_frees_the_blocks():
 
 # --------------------------------------------------------------------------- split-by-block attention
 
+
 @settings(max_examples=25, deadline=None, database=None, derandomize=True)
 @given(st.integers(1, 4), st.integers(1, 9), st.integers(1, 3), st.integers(0, 2**32 - 1))
 def test_paged_decode_attention_equals_dense_attention(block_size, num_tokens, head_dim, seed):
@@ -281,8 +295,7 @@ def test_paged_decode_attention_raises_a_page_fault_past_the_table():
 
 
 def test_the_partial_attention_merge_is_associative_with_an_identity():
-    parts = [PartialAttention(1.0, 2.0, (1.0, 2.0)), PartialAttention(3.0, 1.5, (0.5, -1.0)),
-             PartialAttention(-2.0, 4.0, (3.0, 3.0))]
+    parts = [PartialAttention(1.0, 2.0, (1.0, 2.0)), PartialAttention(3.0, 1.5, (0.5, -1.0)), PartialAttention(-2.0, 4.0, (3.0, 3.0))]
     left = parts[0].merge(parts[1]).merge(parts[2])
     right = parts[0].merge(parts[1].merge(parts[2]))
     assert left.m == right.m and math.isclose(left.d, right.d, rel_tol=1e-15)
@@ -293,6 +306,7 @@ def test_the_partial_attention_merge_is_associative_with_an_identity():
 
 
 # --------------------------------------------------------------------------- named errors
+
 
 def test_bad_requests_raise_named_errors():
     engine = LLMEngine(MODEL, num_blocks=3, block_size=2)
@@ -323,8 +337,10 @@ def test_text_prompts_go_through_the_tokenizer():
 
 # --------------------------------------------------------------------------- the paper-scale simulation
 
+
 def test_the_simulation_pool_is_the_papers_fifteen_thousand_seven_hundred_slots():
     from labs import serving_sim as sim
+
     assert sim.KV_BYTES_PER_TOKEN == 819_200  # the paper's "800 KB" per token of OPT-13B
     assert sim.KV_POOL_BYTES // sim.KV_BYTES_PER_TOKEN == 15_728  # Table 1: 15.7K slots
 
@@ -332,6 +348,7 @@ def test_the_simulation_pool_is_the_papers_fifteen_thousand_seven_hundred_slots(
 def test_drawn_lengths_do_not_depend_on_the_rate_and_are_not_the_datasets_means():
     """The page prints one sample's means for every rate of a dataset, beside Fig. 11's."""
     from labs.serving_sim import DATASETS, MAX_SEQ_LEN, draw_requests
+
     slow, fast = draw_requests("sharegpt", 24, 0.5), draw_requests("sharegpt", 24, 4.0)
     assert [(p, o) for _, p, o in slow] == [(p, o) for _, p, o in fast]
     assert all(p <= MAX_SEQ_LEN // 2 and p + o <= MAX_SEQ_LEN for _, p, o in slow)
@@ -343,6 +360,7 @@ def test_a_fully_cached_prompt_recomputes_its_last_block_not_only_its_last_token
     """vLLM v1 looks up num_tokens - 1 tokens; hits are whole blocks, so (n - 1) // B blocks hit."""
     from labs.kv_cache_manager import KVCacheManager
     from labs.scheduler import Request
+
     kv = KVCacheManager(num_blocks=6, block_size=4)
     kv.allocate(Request("a", list(range(8)), 1))
     kv.allocate(Request("b", list(range(8)), 1))  # the same 8 tokens: 2 full blocks cached
@@ -351,6 +369,7 @@ def test_a_fully_cached_prompt_recomputes_its_last_block_not_only_its_last_token
 
 def test_paged_allocation_batches_more_and_waits_less_than_a_static_reservation():
     from labs.serving_sim import draw_requests, simulate
+
     arrivals = draw_requests("alpaca", 60, rate=20.0)
     assert all(1 <= p and 1 <= o and p + o <= 2048 for _, p, o in arrivals)
     assert [t for t, _, _ in arrivals] == sorted(t for t, _, _ in arrivals)

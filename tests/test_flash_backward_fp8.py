@@ -23,6 +23,7 @@ def rand(rng, n, d):
 def numerical_grads(q, k, v, d_o, causal, h=1e-5):
     def loss():
         return sum(a * b for ro, rd in zip(attention(q, k, v, causal=causal), d_o) for a, b in zip(ro, rd))
+
     out = []
     for x in (q, k, v):
         g = []
@@ -41,9 +42,17 @@ def numerical_grads(q, k, v, d_o, causal, h=1e-5):
 
 # --------------------------------------------------------------------------- backward pass
 
-@pytest.mark.parametrize("n_q, n_k, causal, bq, bk", [
-    (3, 5, False, 2, 2), (3, 5, True, 2, 2), (5, 3, True, 2, 1), (4, 4, True, 3, 3), (2, 6, True, 1, 4),
-])
+
+@pytest.mark.parametrize(
+    "n_q, n_k, causal, bq, bk",
+    [
+        (3, 5, False, 2, 2),
+        (3, 5, True, 2, 2),
+        (5, 3, True, 2, 1),
+        (4, 4, True, 3, 3),
+        (2, 6, True, 1, 4),
+    ],
+)
 def test_the_backward_pass_matches_central_differences(n_q, n_k, causal, bq, bk):
     rng = random.Random(n_q * 10 + n_k)
     q, k, v, d_o = rand(rng, n_q, 3), rand(rng, n_k, 3), rand(rng, n_k, 2), rand(rng, n_q, 2)
@@ -101,6 +110,7 @@ def test_the_backward_pass_names_bad_inputs():
 
 
 # --------------------------------------------------------------------------- FP8 e4m3
+
 
 def e4m3_values():
     """Every finite non-negative e4m3fn value, from its bit patterns (exponent bias 7, 3 mantissa bits)."""
@@ -181,6 +191,7 @@ def test_outliers_are_drawn_at_the_rate_asked():
 
 # --------------------------------------------------------------------------- the tile picture
 
+
 def test_the_tile_picture_draws_what_the_trace_says():
     rng = random.Random(4)
     q, k, v = rand(rng, 5, 3), rand(rng, 7, 3), rand(rng, 7, 2)
@@ -198,17 +209,20 @@ def test_the_tile_picture_marks_wrong_rows_and_bad_traces():
     def unnormalized(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
         o, lse = flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale, trace=trace)
         return [[2 * x for x in row] for row in o[:1]] + o[1:], lse
+
     q = k = v = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
     assert FlashTiles(unnormalized, q, k, v, 2, 2).rows_ok == [False, True, True]
 
     def no_trace(q, k, v, block_q, block_k, causal=False, scale=None):
         return flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale)
+
     with pytest.raises(TypeError, match="keep the starter's `trace=None` parameter"):
         FlashTiles(no_trace, q, k, v, 2, 2)
 
     def bad_trace(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
         trace.append((1, 0, [0.0]))
         return flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale)
+
     with pytest.raises(ValueError, match=r"trace\[0\] starts at query 1, key 0; expected the first query and key of a tile"):
         FlashTiles(bad_trace, q, k, v, 2, 2)
     with pytest.raises(ValueError, match="expected at most 16 of each"):
@@ -278,6 +292,7 @@ def test_the_tile_picture_says_when_nothing_was_recorded_or_the_values_are_not_f
     def silent(q, k, v, block_q, block_k, causal=False, scale=None, trace=None):
         o, _ = flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale)
         return o, [None] * len(o)
+
     t = FlashTiles(silent, q, k, v, 2, 2)
     assert t.rows_ok == [False] * 3
     svg = t._repr_svg_()
@@ -306,8 +321,10 @@ def test_the_tile_picture_puts_its_notes_on_lines_of_their_own_below_the_grid():
         return [[0.0]], [0.0]
 
     grid_bottom = _TOP + _ROW_H * 5
-    for fn, notes in ((silent, ["no tile recorded: keep trace.append((r0, c0, list(m)))"]),
-                      (one_row, ["1 output row for 5 queries", "1 L value for 5 queries"])):
+    for fn, notes in (
+        (silent, ["no tile recorded: keep trace.append((r0, c0, list(m)))"]),
+        (one_row, ["1 output row for 5 queries", "1 L value for 5 queries"]),
+    ):
         t = FlashTiles(fn, q, k, v, 2, 3, causal=True)
         assert t.notes == notes
         svg = t._repr_svg_()
@@ -319,8 +336,11 @@ def test_the_tile_picture_puts_its_notes_on_lines_of_their_own_below_the_grid():
             assert y > grid_bottom and all(abs(y - other) >= 12 for other in others)
         height = float(ET.fromstring(svg).get("viewBox").split()[3])
         assert max(y for y, _ in texts) < height
-        assert all(note.rstrip(".") in t.description() or note[0].upper() + note[1:] in t.description()
-                   for note in notes if not note.startswith("no tile"))
+        assert all(
+            note.rstrip(".") in t.description() or note[0].upper() + note[1:] in t.description()
+            for note in notes
+            if not note.startswith("no tile")
+        )
     # No tile ran: nothing is drawn as skipped.
     t = FlashTiles(silent, q, k, v, 2, 3, causal=True)
     assert t.skipped == [] and "stroke-dasharray" not in t._repr_svg_()

@@ -126,10 +126,13 @@ def guarded(call):
 def public_api(module_name: str) -> list[tuple[str, object]]:
     module = importlib.import_module(module_name)
     names = getattr(module, "__all__", None) or [
-        n for n, v in vars(module).items()
-        if not n.startswith("_") and (inspect.isfunction(v) or inspect.isclass(v)) and v.__module__ == module_name]
-    return [(f"{module_name}.{n}", getattr(module, n)) for n in names
-            if callable(getattr(module, n)) and f"{module_name}.{n}" not in SKIP]
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_") and (inspect.isfunction(v) or inspect.isclass(v)) and v.__module__ == module_name
+    ]
+    return [
+        (f"{module_name}.{n}", getattr(module, n)) for n in names if callable(getattr(module, n)) and f"{module_name}.{n}" not in SKIP
+    ]
 
 
 def _reference_value():
@@ -137,13 +140,19 @@ def _reference_value():
 
 
 # The pool of arguments. Sizes stay small, except the deliberate extremes.
-FLOATS = st.one_of(st.floats(-10, 10), st.sampled_from([0.0, -0.0, 1.0, -1000.0, 1000.0, 1e308, -1e308, 5e-324,
-                                                         math.inf, -math.inf, math.nan]))
+FLOATS = st.one_of(
+    st.floats(-10, 10), st.sampled_from([0.0, -0.0, 1.0, -1000.0, 1000.0, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan])
+)
 FINITE = st.floats(-10, 10)
-INTS = st.one_of(st.integers(-2, 9), st.sampled_from([2**62, -2**62, 2**31, 10**6]))
+INTS = st.one_of(st.integers(-2, 9), st.sampled_from([2**62, -(2**62), 2**31, 10**6]))
 LEAVES = st.one_of(
-    st.none(), st.booleans(), INTS, FLOATS, st.text(max_size=4),
-    st.builds(random.Random, st.integers(0, 3)), st.builds(_reference_value),
+    st.none(),
+    st.booleans(),
+    INTS,
+    FLOATS,
+    st.text(max_size=4),
+    st.builds(random.Random, st.integers(0, 3)),
+    st.builds(_reference_value),
     st.sampled_from([lambda *a, **k: 0.0, len, object()]),
 )
 VECTORS = st.lists(FLOATS, max_size=5)
@@ -151,20 +160,39 @@ MATRICES = st.one_of(
     st.lists(st.lists(FLOATS, min_size=1, max_size=3), max_size=3),  # ragged allowed
     st.integers(1, 3).flatmap(lambda d: st.lists(st.lists(FINITE, min_size=d, max_size=d), min_size=1, max_size=3)),
 )
-ARGS = st.one_of(LEAVES, VECTORS, MATRICES, st.lists(INTS, max_size=4), st.tuples(INTS, INTS),
-                 st.lists(st.tuples(INTS, FINITE, FINITE), max_size=3), st.dictionaries(st.text(max_size=2), INTS, max_size=2))
+ARGS = st.one_of(
+    LEAVES,
+    VECTORS,
+    MATRICES,
+    st.lists(INTS, max_size=4),
+    st.tuples(INTS, INTS),
+    st.lists(st.tuples(INTS, FINITE, FINITE), max_size=3),
+    st.dictionaries(st.text(max_size=2), INTS, max_size=2),
+)
 # What a parameter's name says it takes: drawn half of the time, so that calls get past their first
 # argument and reach the checks (and the loops) behind it; ARGS the other half.
 BY_NAME = [
-    (re.compile(r"^(n|d|t|num_\w+|\w*size\w*|block_[qk]|block_rows|width|steps|grid|head_dim|max_seq_len|seed|n_samples|"
-                r"nin|nout|slot|src|dst|block|token|prefix_len|a|b|block_steps_\w+)$"), INTS),
-    (re.compile(r"^(logits|x|xs|prompt|block|seq_lengths|ref_counts|nouts|positions|k_vec|v_vec|block_table|"
-                r"prompt_range|output_range)$"), st.one_of(VECTORS, st.lists(INTS, max_size=4))),
+    (
+        re.compile(
+            r"^(n|d|t|num_\w+|\w*size\w*|block_[qk]|block_rows|width|steps|grid|head_dim|max_seq_len|seed|n_samples|"
+            r"nin|nout|slot|src|dst|block|token|prefix_len|a|b|block_steps_\w+)$"
+        ),
+        INTS,
+    ),
+    (
+        re.compile(
+            r"^(logits|x|xs|prompt|block|seq_lengths|ref_counts|nouts|positions|k_vec|v_vec|block_table|"
+            r"prompt_range|output_range)$"
+        ),
+        st.one_of(VECTORS, st.lists(INTS, max_size=4)),
+    ),
     (re.compile(r"^(q|k|v|o|d_o|lse|a|b|X|history)$"), MATRICES),
     (re.compile(r"^(m|m_prev|m_curr|alpha|rate|outlier_std|h|lr|noise|scale|data)$"), FLOATS),
     (re.compile(r"^(rng)$"), st.builds(random.Random, st.integers(0, 3))),
-    (re.compile(r"^(seq_id|parent|child|case|show|rankdir|prefer|title|name)$"),
-     st.sampled_from(["a", "b", "parallel", "beam", "prefix", "both", "LR", "", None, 0])),
+    (
+        re.compile(r"^(seq_id|parent|child|case|show|rankdir|prefer|title|name)$"),
+        st.sampled_from(["a", "b", "parallel", "beam", "prefix", "both", "LR", "", None, 0]),
+    ),
 ]
 
 
@@ -234,8 +262,9 @@ def special_floats(value, limit: int = 20_000) -> set[str]:
         elif isinstance(item, int) and not isinstance(item, bool):
             found.add("number")
         elif isinstance(item, str):
-            found.update("nan" if word == "nan" else "-inf" if sign else "+inf"
-                         for sign, word in re.findall(r"(-?)\b(nan|inf)\b", item.lower()))
+            found.update(
+                "nan" if word == "nan" else "-inf" if sign else "+inf" for sign, word in re.findall(r"(-?)\b(nan|inf)\b", item.lower())
+            )
         elif isinstance(item, dict):
             todo.extend(item.keys())
             todo.extend(item.values())
@@ -268,7 +297,9 @@ def classify(call, args, name: str = "") -> tuple[str, str]:
         while frame.tb_next:
             frame = frame.tb_next
         code = frame.tb_frame.f_code
-        if code.co_filename.startswith(LABS_DIR) and linecache.getline(code.co_filename, frame.tb_lineno).lstrip().startswith("raise "):
+        if code.co_filename.startswith(LABS_DIR) and linecache.getline(code.co_filename, frame.tb_lineno).lstrip().startswith(
+            "raise "
+        ):
             # Raised on purpose, with a message, and documented: softmax_naive's OverflowError is the lesson.
             return "named", type(exc).__name__
         return "crash", f"{type(exc).__name__} at {code.co_filename.rsplit('/', 1)[-1]}:{frame.tb_lineno} ({code.co_name})"
@@ -279,8 +310,11 @@ def classify(call, args, name: str = "") -> tuple[str, str]:
     infinite_in = {"nan", "+inf", "-inf"} & given_in
     if name in INFINITY_MEANT:
         out -= {"+inf", "-inf"}
-    if (("nan" in out and "nan" not in given_in) or ("+inf" in out and not infinite_in)
-            or ("-inf" in out and not infinite_in and "number" in given_in)):
+    if (
+        ("nan" in out and "nan" not in given_in)
+        or ("+inf" in out and not infinite_in)
+        or ("-inf" in out and not infinite_in and "number" in given_in)
+    ):
         return "silent", ", ".join(sorted(out - {"number"}))
     return "ok", ""
 
@@ -292,8 +326,14 @@ SITES: dict[str, collections.Counter] = collections.defaultdict(collections.Coun
 def fuzz(name: str, make_call, fn) -> None:
     required, names = parameters(fn)
 
-    @settings(max_examples=min(FEWER.get(name, EXAMPLES), EXAMPLES), derandomize=DERANDOMIZE, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=min(FEWER.get(name, EXAMPLES), EXAMPLES),
+        derandomize=DERANDOMIZE,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.data())
     def run(data):
         n = data.draw(st.integers(required, max(required, min(len(names), required + 2))))
@@ -312,10 +352,17 @@ def test_the_public_api_of_every_lab_answers_bad_input_with_named_errors():
         for name, fn in public_api(module):
             fuzz(name, lambda args, fn=fn: fn(*args), fn)
     for cls, method in methods():
-        fuzz(f"{cls}.{method}", lambda args, cls=cls, method=method: getattr(instances()[cls], method)(*args),
-             getattr(instances()[cls], method))
-    report = "\n".join([f"{dict(TALLY)}", *(f"{kind}: {site} x{count}" for kind in ("hang", "silent", "crash")
-                                          for site, count in SITES[kind].most_common())])
+        fuzz(
+            f"{cls}.{method}",
+            lambda args, cls=cls, method=method: getattr(instances()[cls], method)(*args),
+            getattr(instances()[cls], method),
+        )
+    report = "\n".join(
+        [
+            f"{dict(TALLY)}",
+            *(f"{kind}: {site} x{count}" for kind in ("hang", "silent", "crash") for site, count in SITES[kind].most_common()),
+        ]
+    )
     print(report)
     assert TALLY["hang"] == 0 and TALLY["silent"] == 0 and TALLY["crash"] <= MAX_CRASHES, report
 
@@ -323,30 +370,49 @@ def test_the_public_api_of_every_lab_answers_bad_input_with_named_errors():
 # The sites the fuzz named, each with the input that found it (every one failed before).
 SITES_FOUND = {
     "to_float32(None): struct.error": (lambda: labs.attention.to_float32(None), TypeError, "x must be a real number"),
-    "parse_block(None): AttributeError in doctest": (lambda: __import__("labs.checks").checks.parse_block(None),
-                                                      TypeError, "text must be a str"),
+    "parse_block(None): AttributeError in doctest": (
+        lambda: __import__("labs.checks").checks.parse_block(None),
+        TypeError,
+        "text must be a str",
+    ),
     "hadamard(2**62): hang": (lambda: __import__("labs.fp8").fp8.hadamard(2**62), ValueError, "MAX_DIM"),
     "sample_workload(2**62): hang": (lambda: labs.paged_attention.sample_workload(2**62), ValueError, "MAX_COUNT"),
     "sharing_workload(2**31): hang": (lambda: labs.block_sharing.sharing_workload(2**31), ValueError, "MAX_COUNT"),
     "BlockTableDiagram(num_blocks=2**62): hang": (
-        lambda: __import__("labs.block_table_svg").block_table_svg.BlockTableDiagram([("a", [0], 1)], num_blocks=2**62,
-                                                                                       block_size=4),
-        ValueError, "MAX_DRAWN_BLOCKS"),
+        lambda: __import__("labs.block_table_svg").block_table_svg.BlockTableDiagram([("a", [0], 1)], num_blocks=2**62, block_size=4),
+        ValueError,
+        "MAX_DRAWN_BLOCKS",
+    ),
     "BlockAllocator(2**31): MemoryError": (lambda: labs.paged_attention.BlockAllocator(2**31), ValueError, "MAX_COUNT"),
     "Neuron(10**6): hang": (lambda: labs.nn.Neuron(10**6), ValueError, "nin must be an int from 1 to"),
     "copy_block(-1, 0): scrambles the pool": (
-        lambda: labs.block_sharing.CachingBlockManager(2, 2).copy_block(-1, 0), ValueError, "invalid physical block id -1"),
-    "fp8.matmul of (1, 2) by (1, 2)": (lambda: __import__("labs.fp8").fp8.matmul([[1.0, 2.0]], [[3.0, 4.0]]),
-                                       ValueError, "expected a's 2 columns to match b's rows"),
-    "fp8.rmse of (1, 2) and (1, 1) was 0.0": (lambda: __import__("labs.fp8").fp8.rmse([[1.0, 2.0]], [[1.0]]),
-                                              ValueError, "expected one shape"),
+        lambda: labs.block_sharing.CachingBlockManager(2, 2).copy_block(-1, 0),
+        ValueError,
+        "invalid physical block id -1",
+    ),
+    "fp8.matmul of (1, 2) by (1, 2)": (
+        lambda: __import__("labs.fp8").fp8.matmul([[1.0, 2.0]], [[3.0, 4.0]]),
+        ValueError,
+        "expected a's 2 columns to match b's rows",
+    ),
+    "fp8.rmse of (1, 2) and (1, 1) was 0.0": (
+        lambda: __import__("labs.fp8").fp8.rmse([[1.0, 2.0]], [[1.0]]),
+        ValueError,
+        "expected one shape",
+    ),
     "fp8.rmse([], []): ZeroDivisionError": (lambda: __import__("labs.fp8").fp8.rmse([], []), ValueError, "non-empty"),
     "train(None, ...): AttributeError": (lambda: labs.nn.train(None, [[0.0, 0.0]], [1]), TypeError, "model must be a Module"),
     "build_neuron(Value=float): AttributeError": (lambda: labs.autograd.build_neuron(float), TypeError, "tanh"),
     "describe_workload of floats: 'mean -inf' in its text": (
-        lambda: labs.block_sharing.describe_workload([(-1e308, 1.0), (-1e308, 1.0)]), TypeError, "workload[0][0] (prompt_len)"),
-    "with_outliers(2, 2, None): AttributeError": (lambda: __import__("labs.fp8").fp8.with_outliers(2, 2, None),
-                                                   TypeError, "rng must be a random.Random"),
+        lambda: labs.block_sharing.describe_workload([(-1e308, 1.0), (-1e308, 1.0)]),
+        TypeError,
+        "workload[0][0] (prompt_len)",
+    ),
+    "with_outliers(2, 2, None): AttributeError": (
+        lambda: __import__("labs.fp8").fp8.with_outliers(2, 2, None),
+        TypeError,
+        "rng must be a random.Random",
+    ),
 }
 
 

@@ -17,9 +17,17 @@ from labs.graph import find_roots, summary, to_dot, trace
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<img src=x onerror=alert(1)>"
 # The neuron's edges, derived from its definition o = tanh((x1*w1 + x2*w2) + b).
-NEURON_EDGES = {("x1", "x1w1"), ("w1", "x1w1"), ("x2", "x2w2"), ("w2", "x2w2"),
-                ("x1w1", "x1w1x2w2"), ("x2w2", "x1w1x2w2"), ("x1w1x2w2", "n"),
-                ("b", "n"), ("n", "o")}
+NEURON_EDGES = {
+    ("x1", "x1w1"),
+    ("w1", "x1w1"),
+    ("x2", "x2w2"),
+    ("w2", "x2w2"),
+    ("x1w1", "x1w1x2w2"),
+    ("x2w2", "x1w1x2w2"),
+    ("x1w1x2w2", "n"),
+    ("b", "n"),
+    ("n", "o"),
+}
 
 
 def labelled_edges(nodes, edges):
@@ -81,8 +89,7 @@ def test_to_dot_options():
         to_dot(o, rankdir="XY")
 
 
-NASTY = [HOSTILE, 'say "hi" & \'bye\'', "{a|b}<c>", "back\\slash\\", "]; digraph x {",
-         "two\nlines", "&lt;already escaped&gt;"]
+NASTY = [HOSTILE, "say \"hi\" & 'bye'", "{a|b}<c>", "back\\slash\\", "]; digraph x {", "two\nlines", "&lt;already escaped&gt;"]
 
 
 @pytest.mark.parametrize("label", NASTY)
@@ -94,7 +101,7 @@ def test_dot_labels_are_literal_text(label):
     assert HOSTILE not in dot and "<img" not in dot
     lines = dot.split("\n")
     assert len(lines) == 3 + 4 + 3 + 1  # header, 3 values + op node, 3 arrows, "}"
-    cell = re.search(r'^  n0 \[.*?<tr><td>(.*?)</td>', dot, re.M).group(1)
+    cell = re.search(r"^  n0 \[.*?<tr><td>(.*?)</td>", dot, re.M).group(1)
     assert html.unescape(cell.replace("<br/>", "\n")) == label  # round trip: literal
     op = re.search(r"^  n2_op \[.*label=<(.*)>\];$", dot, re.M).group(1)
     assert html.unescape(op.replace("<br/>", "\n")) == label
@@ -111,12 +118,11 @@ def test_dot_control_characters_are_visible():
 VIZ = ROOT / "node_modules" / "@viz-js" / "viz" / "dist" / "viz.js"
 
 
-@pytest.mark.skipif(not (shutil.which("node") and VIZ.exists()),
-                    reason="needs node and npm's @viz-js/viz (npm ci)")
+@pytest.mark.skipif(not (shutil.which("node") and VIZ.exists()), reason="needs node and npm's @viz-js/viz (npm ci)")
 def test_dot_renders_in_graphviz_with_literal_labels(tmp_path):
     nn = build_neuron()
     nn.o.backward()
-    nn.x1.label, nn.w1.label, nn.b.label = HOSTILE, 'q"uo\'te {br}|pipe\\slash', "l1\nl2"
+    nn.x1.label, nn.w1.label, nn.b.label = HOSTILE, "q\"uo'te {br}|pipe\\slash", "l1\nl2"
     dot_file = tmp_path / "dot.json"
     dot_file.write_text(json.dumps(to_dot(nn.o)))
     script = tmp_path / "render.mjs"
@@ -126,13 +132,14 @@ def test_dot_renders_in_graphviz_with_literal_labels(tmp_path):
         "const viz = await Viz.instance();\n"
         f"const dot = JSON.parse(fs.readFileSync({json.dumps(str(dot_file))}));\n"
         "const r = viz.render(dot, {format: 'svg'});\n"
-        "console.log(JSON.stringify({status: r.status, errors: r.errors, svg: r.output}));\n")
+        "console.log(JSON.stringify({status: r.status, errors: r.errors, svg: r.output}));\n"
+    )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
     result = json.loads(proc.stdout)
     assert result["status"] == "success", result["errors"]
     svg = result["svg"]
     texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
-    assert HOSTILE in texts and 'q"uo\'te {br}|pipe\\slash' in texts
+    assert HOSTILE in texts and "q\"uo'te {br}|pipe\\slash" in texts
     assert "l1" in texts and "l2" in texts
     assert "<img" not in svg
     assert len(re.findall(r'<g id="node\d+" class="node">', svg)) == 10 + 5
@@ -158,8 +165,7 @@ def learner_neuron():
     x1w1x2w2 = LearnerValue(x1w1.data + x2w2.data, (x1w1, x2w2), "+")
     n = LearnerValue(x1w1x2w2.data + b.data, (x1w1x2w2, b), "+")
     o = LearnerValue(math.tanh(n.data), (n,), "tanh")
-    names = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2,
-                 x1w1x2w2=x1w1x2w2, n=n, o=o)
+    names = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2, x1w1x2w2=x1w1x2w2, n=n, o=o)
     for name, node in names.items():
         node.label = name
     return names
@@ -171,8 +177,10 @@ def test_learner_class_traces_the_same():
     ref_nodes, ref_edges = trace(ours["o"])
     nodes, edges = trace(theirs["o"])
     assert labelled_edges(nodes, edges) == labelled_edges(ref_nodes, ref_edges) == NEURON_EDGES
+
     def key(node):
         return node["label"], node["op"], round(node["data"], 12), node["grad"]
+
     assert sorted(map(key, nodes)) == sorted(map(key, ref_nodes))
     assert summary(theirs["o"]) == "10 nodes · 9 edges"
     assert find_roots(theirs) == [theirs["o"]]
@@ -272,10 +280,21 @@ def test_find_roots_orders_by_size_and_ignores_non_values():
     nn = build_neuron()
     small = Value(1) + 2  # 3 nodes
     leaf = Value(5)
-    ns = {"__name__": "__main__", "Value": Value, "LearnerValue": LearnerValue,
-          "FakeClass": FakeClass, "math": a_module, "k": 3, "s": "text",
-          "leaf": leaf, "small": small, "o": nn.o, "alias": nn.o, "n": nn.n,
-          "bad": type("Broken", (), {"data": property(lambda self: 1 / 0)})()}
+    ns = {
+        "__name__": "__main__",
+        "Value": Value,
+        "LearnerValue": LearnerValue,
+        "FakeClass": FakeClass,
+        "math": a_module,
+        "k": 3,
+        "s": "text",
+        "leaf": leaf,
+        "small": small,
+        "o": nn.o,
+        "alias": nn.o,
+        "n": nn.n,
+        "bad": type("Broken", (), {"data": property(lambda self: 1 / 0)})(),
+    }
     assert find_roots(ns) == [nn.o, small, leaf]
     assert find_roots({}) == []
 

@@ -35,8 +35,9 @@ def run_cell(tmp_path):
     shutil.copy(PYTHON.parent / "limits.json", tmp_path / "limits.json")
 
     def run(code: str):
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", RUN.format(home=str(home), code=code)],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", RUN.format(home=str(home), code=code)], capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
         result = json.loads(proc.stdout.splitlines()[-1])
         return result["status"], result["out"]
@@ -68,9 +69,12 @@ def test_display_and_the_classes_give_the_mime_types_jupyter_gives(run_cell):
 def test_what_is_not_here_says_so(run_cell):
     status, out = run_cell("from IPython.display import Image")
     assert status == "error"
-    (kind, error), = out
+    ((kind, error),) = out
     assert error["ename"] == "ImportError"
-    assert "IPython.display here has display, update_display, clear_output, DisplayHandle, DisplayObject, HTML" in error["evalue"] and "not Image" in error["evalue"]
+    assert (
+        "IPython.display here has display, update_display, clear_output, DisplayHandle, DisplayObject, HTML" in error["evalue"]
+        and "not Image" in error["evalue"]
+    )
     status, out = run_cell("from IPython.display import display\ndisplay(1, metadata={})")
     assert status == "error" and "not metadata=" in out[-1][1]["evalue"]
     status, out = run_cell("from IPython.display import HTML\nHTML(3)")
@@ -134,11 +138,14 @@ def test_clear_output_asks_the_page_to_clear_now_or_at_the_next_output(run_cell)
     assert out == [["clear", {"wait": False}], ["clear", {"wait": True}]]
 
 
-@pytest.mark.parametrize("code, error", [
-    ("display(1, display_id=3)", "TypeError: display_id must be True or a str, not int"),
-    ("update_display(1, display_id=None)", "TypeError: update_display() needs display_id as a str, not NoneType"),
-    ("display(1, raw=True)", "TypeError: display() here takes objects and display_id= only, not raw="),
-])
+@pytest.mark.parametrize(
+    "code, error",
+    [
+        ("display(1, display_id=3)", "TypeError: display_id must be True or a str, not int"),
+        ("update_display(1, display_id=None)", "TypeError: update_display() needs display_id as a str, not NoneType"),
+        ("display(1, raw=True)", "TypeError: display() here takes objects and display_id= only, not raw="),
+    ],
+)
 def test_bad_display_ids_are_named_errors(run_cell, code, error):
     status, out = run_cell(f"from IPython.display import display, update_display\n{code}")
     assert status == "error"

@@ -20,18 +20,41 @@ HEAVY = ("urllib.request", "email", "http.client", "xml.sax", "asyncio", "decima
 
 
 def test_the_labs_are_the_modules_the_site_precompiles():
-    assert MODULES == ["labs.attention", "labs.autograd", "labs.block_pool_svg", "labs.block_sharing", "labs.block_table_svg", "labs.checks",
-                       "labs.engine", "labs.flash_tiles", "labs.fp8", "labs.graph", "labs.graph_view",
-                       "labs.kv_cache_manager", "labs.model_runner", "labs.nn", "labs.paged_attention", "labs.plots", "labs.sampling",
-                       "labs.scheduler", "labs.serving_sim", "labs.softmax_trace", "labs.tiny_lm"]
+    assert MODULES == [
+        "labs.attention",
+        "labs.autograd",
+        "labs.block_pool_svg",
+        "labs.block_sharing",
+        "labs.block_table_svg",
+        "labs.checks",
+        "labs.engine",
+        "labs.flash_tiles",
+        "labs.fp8",
+        "labs.graph",
+        "labs.graph_view",
+        "labs.kv_cache_manager",
+        "labs.model_runner",
+        "labs.nn",
+        "labs.paged_attention",
+        "labs.plots",
+        "labs.sampling",
+        "labs.scheduler",
+        "labs.serving_sim",
+        "labs.softmax_trace",
+        "labs.tiny_lm",
+    ]
 
 
 def test_importing_the_check_engine_does_not_import_doctest():
     """doctest brings pdb, difflib and inspect: the page imports every labs module while
     Python starts, and pays for doctest only on the first Check."""
     code = "import sys\nimport labs.checks\nprint('doctest' in sys.modules, 'pdb' in sys.modules)\n"
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.split() == ["False", "False"]
 
 
@@ -42,6 +65,10 @@ def test_importing_every_lab_pulls_in_no_heavy_stdlib_module():
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
     )
     # -S -I: no site-packages hooks, no user paths: what the labs themselves import.
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(SRC)!r})\n" + code],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip() == "[]"

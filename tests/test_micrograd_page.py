@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
+from contextlib import redirect_stdout
 
 import pytest
-from contextlib import redirect_stdout
 
 from labs.autograd import Value as ReferenceValue
 from labs.checks import doctest_blocks, run_blocks
@@ -13,9 +13,18 @@ from labs.graph import summary
 from tests.pages import check_count, checks_by_exercise, exercise_code, micrograd_solution, read_page, reference_solution
 
 GRADIENT_CHECKS = [
-    "Output gradient", "tanh backward", "Bias gradient", "Input x1 gradient",
-    "Weight w1 gradient", "Input x2 gradient", "Reused node", "Deep chain",
-    "tanh inside a graph", "tanh reused", "Product reused", "Inner node reused",
+    "Output gradient",
+    "tanh backward",
+    "Bias gradient",
+    "Input x1 gradient",
+    "Weight w1 gradient",
+    "Input x2 gradient",
+    "Reused node",
+    "Deep chain",
+    "tanh inside a graph",
+    "tanh reused",
+    "Product reused",
+    "Inner node reused",
 ]
 
 
@@ -29,10 +38,26 @@ def run_cell(code: str) -> tuple[dict, str]:
 
 # Exercise 2's checks: the operations a network needs, and the network trained on them.
 EXERCISE_2_CHECKS = [
-    "Power rule", "relu gradient", "relu off", "exp gradient",
-    "Power inside a graph", "Power reused", "relu inside a graph", "relu reused", "exp inside a graph", "exp reused",
-    "Negation", "Reversed multiplication", "Subtraction", "Reversed subtraction", "Division", "Reversed division",
-    "Sum of Values", "Subtraction inside a graph", "Division inside a graph", "Trained network",
+    "Power rule",
+    "relu gradient",
+    "relu off",
+    "exp gradient",
+    "Power inside a graph",
+    "Power reused",
+    "relu inside a graph",
+    "relu reused",
+    "exp inside a graph",
+    "exp reused",
+    "Negation",
+    "Reversed multiplication",
+    "Subtraction",
+    "Reversed subtraction",
+    "Division",
+    "Reversed division",
+    "Sum of Values",
+    "Subtraction inside a graph",
+    "Division inside a graph",
+    "Trained network",
 ]
 
 
@@ -72,7 +97,8 @@ def test_the_reference_solution_passes_all_of_exercise_1s():
 
 def test_the_reference_engine_passes_both_exercises_checks():
     assert page_checks({"Value": ReferenceValue}, exercise=None) == dict.fromkeys(
-        [*page_checks({"Value": ReferenceValue}), *EXERCISE_2_CHECKS], "passed")
+        [*page_checks({"Value": ReferenceValue}), *EXERCISE_2_CHECKS], "passed"
+    )
 
 
 def test_the_solution_matches_the_reference_engine_node_by_node():
@@ -93,12 +119,16 @@ def test_the_solution_is_the_starter_with_only_the_todo_bodies_changed():
 
     starter = exercise_code(read_page("micrograd.md")).splitlines()
     solution = micrograd_solution().splitlines()
-    removed = [d[1:].strip() for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
-               if d.startswith("-") and not d.startswith("---")]
+    removed = [
+        d[1:].strip()
+        for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
+        if d.startswith("-") and not d.startswith("---")
+    ]
     assert all(line.startswith(("#", "pass")) for line in removed), removed
 
 
 # ------------------------------------------------------------- exercise 2
+
 
 def exercise_2(solved: bool) -> str:
     text = read_page("micrograd.md")
@@ -153,8 +183,11 @@ def test_exercise_2s_solution_is_the_starter_with_only_the_todos_changed():
     import difflib
 
     starter, solution = exercise_2(solved=False).splitlines(), exercise_2(solved=True).splitlines()
-    removed = [d[1:].strip() for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
-               if d.startswith("-") and not d.startswith("---")]
+    removed = [
+        d[1:].strip()
+        for d in difflib.unified_diff(starter, solution, lineterm="", n=0)
+        if d.startswith("-") and not d.startswith("---")
+    ]
     assert all(line.startswith(("#", "pass", "return Value(")) for line in removed), removed
 
 
@@ -251,8 +284,9 @@ def test_stop_keeps_what_was_trained_and_says_at_which_step():
             exec(compile(cell, "<training>", "exec"), namespace)  # no exception: the loop caught it
     finally:
         IPython.display.display = original
-    assert out.getvalue() == ("Stopped at step 12 of 40: model and history keep what was trained so far "
-                              "(the picture shows step 10).\n")
+    assert out.getvalue() == (
+        "Stopped at step 12 of 40: model and history keep what was trained so far (the picture shows step 10).\n"
+    )
     assert [row[0] for row in namespace["history"]] == list(range(13))
 
 
@@ -292,8 +326,7 @@ def test_the_going_further_cell_then_the_network_cells_run_without_a_name_collis
     try:
         with redirect_stdout(io.StringIO()):
             namespace["time"] = __import__("time")  # imported by an earlier cell of the page
-            for code in (network, going_further,
-                         training.replace("steps, redraw_every = 40, 10", "steps, redraw_every = 1, 10")):
+            for code in (network, going_further, training.replace("steps, redraw_every = 40, 10", "steps, redraw_every = 1, 10")):
                 exec(compile(code, "<cell>", "exec"), namespace)
     finally:
         IPython.display.display = original

@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labs.autograd import Value, numerical_gradient
-from labs.nn import (MLP, PAGE_HIDDEN, PAGE_STEPS, Layer, Neuron, make_moons, svm_loss,
-                     train)
+from labs.nn import MLP, PAGE_HIDDEN, PAGE_STEPS, Layer, Neuron, make_moons, svm_loss, train
 from labs.plots import DecisionBoundary, LossCurve, TrainingReport
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 # --- model structure --------------------------------------------------------
+
 
 def test_page_mlp_has_337_parameters():
     # 2*16+16 + 16*16+16 + 16+1, counted by hand in the brief
@@ -34,7 +34,7 @@ def test_parameter_count_is_sum_of_fan_in_plus_bias(nin, nouts):
     assert len(model.parameters()) == expected
     assert len({id(p) for p in model.parameters()}) == expected  # all distinct leaves
     out = model([0.5] * nin)
-    assert (isinstance(out, Value) if nouts[-1] == 1 else len(out) == nouts[-1])
+    assert isinstance(out, Value) if nouts[-1] == 1 else len(out) == nouts[-1]
 
 
 def test_only_the_last_layer_is_linear():
@@ -79,14 +79,17 @@ def test_overflowing_neuron_raises_instead_of_inf():
 
 # --- gradients --------------------------------------------------------------
 
+
 def unfused_loss(model, X, y, alpha):
     """micrograd's demo loss built op by op with labs.autograd (2 nin + 1 nodes a neuron)."""
     scores = []
     for x in X:
         h = x
         for layer in model.layers:
-            h = [(sum((w * xi for w, xi in zip(n.w, h)), n.b).relu() if n.nonlin
-                  else sum((w * xi for w, xi in zip(n.w, h)), n.b)) for n in layer.neurons]
+            h = [
+                (sum((w * xi for w, xi in zip(n.w, h)), n.b).relu() if n.nonlin else sum((w * xi for w, xi in zip(n.w, h)), n.b))
+                for n in layer.neurons
+            ]
         scores.append(h[0])
     losses = [(1 + -yi * s).relu() for yi, s in zip(y, scores)]
     data_loss = sum(losses) * (1.0 / len(losses))
@@ -124,6 +127,7 @@ def test_parameter_gradients_match_central_differences():
         for p, v in zip(params, values):
             p.data = v.data
         return svm_loss(model, X, y, alpha=0.05)[0].data
+
     numeric = numerical_gradient(loss_at, start, h=1e-6)
     for p, v in zip(params, start):
         p.data = v
@@ -137,7 +141,7 @@ def test_parameter_gradients_match_central_differences():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(-3, 3), min_size=3, max_size=3), st.integers(0, 10 ** 6))
+@given(st.lists(st.floats(-3, 3), min_size=3, max_size=3), st.integers(0, 10**6))
 def test_neuron_input_gradient_is_its_weights(xs, seed):
     n = Neuron(3, nonlin=False, rng=seed)
     inputs = [Value(x) for x in xs]
@@ -159,6 +163,7 @@ def test_relu_neuron_off_passes_no_gradient():
 
 # --- data -------------------------------------------------------------------
 
+
 def test_make_moons_shape_labels_balance_and_determinism():
     X, y = make_moons(101, noise=0.1, seed=4)
     assert len(X) == len(y) == 101 and all(len(p) == 2 for p in X)
@@ -179,23 +184,33 @@ def test_noise_free_moons_lie_on_their_half_circles():
     assert all(any(math.dist(p, e) < 1e-12 for p in X) for e in ends)
 
 
-@pytest.mark.parametrize(("kw", "error"), [
-    (dict(n_samples=1), ValueError), (dict(n_samples=2.5), TypeError), (dict(noise=-0.1), ValueError),
-    (dict(noise=float("nan")), ValueError), (dict(noise=True), TypeError), (dict(n_samples=b"\x10"), TypeError),
-    (dict(n_samples=2**62), ValueError),  # refused at once: it hung building 4.6e18 points
-])
+@pytest.mark.parametrize(
+    ("kw", "error"),
+    [
+        (dict(n_samples=1), ValueError),
+        (dict(n_samples=2.5), TypeError),
+        (dict(noise=-0.1), ValueError),
+        (dict(noise=float("nan")), ValueError),
+        (dict(noise=True), TypeError),
+        (dict(n_samples=b"\x10"), TypeError),
+        (dict(n_samples=2**62), ValueError),  # refused at once: it hung building 4.6e18 points
+    ],
+)
 def test_make_moons_rejects_bad_arguments(kw, error):
     with pytest.raises(error, match="n_samples|noise"):
         make_moons(**kw)
 
 
 # Found by fuzzing (issue 17): bad inputs are refused with a named error when they are given.
-@pytest.mark.parametrize(("inputs", "error", "message"), [
-    ([float("nan"), 0.0], ValueError, "input 0 must be a finite number, got nan"),
-    (["1.5", 0.0], TypeError, "input 0 must be a number, got '1.5' (str)"),
-    ([b"1", 0.0], TypeError, "input 0 must be a number"),
-    ([0.0, True], TypeError, "input 1 must be a number, got True (bool)"),
-])
+@pytest.mark.parametrize(
+    ("inputs", "error", "message"),
+    [
+        ([float("nan"), 0.0], ValueError, "input 0 must be a finite number, got nan"),
+        (["1.5", 0.0], TypeError, "input 0 must be a number, got '1.5' (str)"),
+        ([b"1", 0.0], TypeError, "input 0 must be a number"),
+        ([0.0, True], TypeError, "input 1 must be a number, got True (bool)"),
+    ],
+)
 def test_a_network_refuses_inputs_that_are_not_finite_numbers(inputs, error, message):
     with pytest.raises(error, match=re.escape(message)):
         MLP(2, [4, 1])(inputs)
@@ -213,6 +228,7 @@ def test_sizes_too_large_to_build_and_sizes_of_the_wrong_type_are_refused_at_onc
 
 
 # --- loss and training ------------------------------------------------------
+
 
 def test_svm_loss_by_hand():
     n = Neuron(2, nonlin=False)  # score = 2 x1 - x2 + 0.5, parameters (2, -1, 0.5)
@@ -237,8 +253,7 @@ def test_svm_loss_rejects_bad_data():
 def test_page_setup_trains_to_95_percent_on_100_moons():
     X, y = make_moons(100)
     seen = []
-    history = train(MLP(2, PAGE_HIDDEN + [1]), X, y, steps=PAGE_STEPS,
-                    on_step=lambda *row: seen.append(row))
+    history = train(MLP(2, PAGE_HIDDEN + [1]), X, y, steps=PAGE_STEPS, on_step=lambda *row: seen.append(row))
     assert len(history) == PAGE_STEPS + 1 and seen == history
     assert [row[0] for row in history] == list(range(PAGE_STEPS + 1))
     assert history[-1][2] >= 0.95
@@ -257,6 +272,7 @@ def test_train_constant_and_callable_learning_rates():
 
 
 # --- pictures ---------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def trained():

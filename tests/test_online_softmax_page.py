@@ -18,9 +18,9 @@ reference meanwhile (and the other way round), and its picture.
 from __future__ import annotations
 
 import contextlib
-import math
 import doctest
 import io
+import math
 import re
 import sys
 from pathlib import Path
@@ -43,12 +43,26 @@ BACKTICK_FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 PYTHON_FENCE = re.compile(r"^```(?:python|pycon)[ \t]*\n(.*?)^```", re.S | re.M)
 
 ALL_CHECKS = [
-    "Huge logits", "Huge logsumexp", "Opposite extremes", "Tiny logits", "Tiny logsumexp",
-    "Fully masked row", "Masked entry", "Rescaling factor", "Running max", "Mixed row",
+    "Huge logits",
+    "Huge logsumexp",
+    "Opposite extremes",
+    "Tiny logits",
+    "Tiny logsumexp",
+    "Fully masked row",
+    "Masked entry",
+    "Rescaling factor",
+    "Running max",
+    "Mixed row",
 ]
 EX2_CHECKS = [
-    "One tile", "Ragged tiles", "Logsumexp", "Extreme logits", "Softmax scale", "Causal, more keys",
-    "Query that sees no key", "Causal, more queries",
+    "One tile",
+    "Ragged tiles",
+    "Logsumexp",
+    "Extreme logits",
+    "Softmax scale",
+    "Causal, more keys",
+    "Query that sees no key",
+    "Causal, more queries",
 ]
 SETUP_LINES = 4 + 9
 # With the starter, m stays -inf, so d stays 0: every row comes back as zeros
@@ -106,8 +120,9 @@ def test_no_prompt_outside_fenced_blocks_and_every_block_is_a_doctest_block():
         if ">>>" in block:  # a doctest block: starts with a prompt, ends with a blank line
             assert block.startswith(">>>") and block.endswith("\n\n"), block[:60]
     assert "online_softmax" not in "".join(  # no cell imports the learner's name from labs
-        line for line in TEXT.splitlines(keepends=True) if line.startswith(("from labs", "import labs"))
-        and "import online_softmax" in line
+        line
+        for line in TEXT.splitlines(keepends=True)
+        if line.startswith(("from labs", "import labs")) and "import online_softmax" in line
     )
 
 
@@ -174,25 +189,27 @@ def test_an_unguarded_alpha_fails_the_masked_checks_with_nan():
 # ------------------------------------------------------------------ exercise 2: flash_attention
 
 EX2_TODO_1 = "                alpha = 1.0\n"
-EX2_TODO_2 = ("                l[t] = l[t] + sum(p)\n"
-              "                acc[t] = [a + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n")
+EX2_TODO_2 = "                l[t] = l[t] + sum(p)\n                acc[t] = [a + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n"
 EX2_TODO_3 = "            out.append(acc[t])\n            lse.append(0.0)\n"
 EX2_SOLVED_1 = "                alpha = math.exp(m[t] - m_new)  # <= 1; 0 on the row's first visible tile\n"
-EX2_SOLVED_2 = ("                l[t] = l[t] * alpha + sum(p)\n"
-                "                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n")
-EX2_SOLVED_3 = ("            if l[t] == 0.0:  # the row saw no key\n"
-                "                out.append([0.0] * d_v)\n"
-                "                lse.append(-math.inf)\n"
-                "            else:\n"
-                "                out.append([a / l[t] for a in acc[t]])\n"
-                "                lse.append(m[t] + math.log(l[t]))\n")
+EX2_SOLVED_2 = (
+    "                l[t] = l[t] * alpha + sum(p)\n"
+    "                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))\n"
+)
+EX2_SOLVED_3 = (
+    "            if l[t] == 0.0:  # the row saw no key\n"
+    "                out.append([0.0] * d_v)\n"
+    "                lse.append(-math.inf)\n"
+    "            else:\n"
+    "                out.append([a / l[t] for a in acc[t]])\n"
+    "                lse.append(m[t] + math.log(l[t]))\n"
+)
 
 
 def ex2_with(*solved: int) -> str:
     """Exercise 2's starter with the TODOs numbered in ``solved`` filled in as the reference solution does."""
     code = exercise_code(1)
-    for n, (todo, done) in enumerate(((EX2_TODO_1, EX2_SOLVED_1), (EX2_TODO_2, EX2_SOLVED_2),
-                                      (EX2_TODO_3, EX2_SOLVED_3)), start=1):
+    for n, (todo, done) in enumerate(((EX2_TODO_1, EX2_SOLVED_1), (EX2_TODO_2, EX2_SOLVED_2), (EX2_TODO_3, EX2_SOLVED_3)), start=1):
         assert code.count(todo) == 1
         if n in solved:
             code = code.replace(todo, done)
@@ -227,7 +244,7 @@ def test_exercise_2_solution_is_the_starter_with_the_todos_filled_in():
     filled = [line for line in code_lines(ex2_with(1, 2, 3)) if "TODO" not in line and not line.lstrip().startswith("#")]
     solution = code_lines(solution_code(1))
     assert filled[: len(solution)] == solution
-    assert all("_try" in line for line in filled[len(solution):])  # the cell's last lines try it once
+    assert all("_try" in line for line in filled[len(solution) :])  # the cell's last lines try it once
 
 
 def test_exercise_2_each_todo_has_checks_of_its_own():
@@ -235,8 +252,7 @@ def test_exercise_2_each_todo_has_checks_of_its_own():
     # a row's first visible tile, i.e. with one tile, and for the row that sees no key.
     _, failed, crashed = run_checks(flash_attention=define(ex2_with(3), "flash_attention"))
     assert crashed == []
-    assert failed == ["Ragged tiles", "Logsumexp", "Extreme logits", "Softmax scale", "Causal, more keys",
-                      "Causal, more queries"]
+    assert failed == ["Ragged tiles", "Logsumexp", "Extreme logits", "Softmax scale", "Causal, more keys", "Causal, more queries"]
     # alpha computed but not applied changes nothing.
     _, failed_13, _ = run_checks(flash_attention=define(ex2_with(1, 3), "flash_attention"))
     assert failed_13 == failed
@@ -258,8 +274,10 @@ def test_exercise_2_expected_values_are_those_of_attention_and_the_exact_logsume
     extreme = ref.attention([[1.0], [-1.0]], [[-1000.0], [1000.0], [999.0], [1000.0]], [[1.0], [2.0], [3.0], [5.0]], scale=1.0)
     assert f"\n({rounded(extreme)}, [{round(ref.logsumexp([-1000.0, 1000.0, 999.0, 1000.0]), 6)}, 1000.0])\n" in TEXT
     scaled = [[2.0 * sum(a * b for a, b in zip(qi, kj)) for kj in k] for qi in q]  # scale=2.0
-    assert (f"# Softmax scale: scale=2.0, not the default 1 / sqrt(d)\n({rounded(ref.attention(q, k, v, scale=2.0))}, "
-            f"{[round(ref.logsumexp(r), 6) for r in scaled]})\n") in TEXT
+    assert (
+        f"# Softmax scale: scale=2.0, not the default 1 / sqrt(d)\n({rounded(ref.attention(q, k, v, scale=2.0))}, "
+        f"{[round(ref.logsumexp(r), 6) for r in scaled]})\n"
+    ) in TEXT
 
 
 def rounded(o):

@@ -19,6 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
 from conftest import checks_use  # noqa: E402  (docs/conftest.py)
+
 from labs.checks import doctest_blocks, run_blocks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,9 +30,7 @@ FENCE = re.compile(r"^```(?:python|pycon)\s*\n(.*?)^```", re.S | re.M)
 
 def fenced_prompts(text: str) -> int:
     """Count ``>>>`` lines inside fenced python blocks, read as plain text."""
-    return sum(
-        1 for block in FENCE.findall(text) for line in block.splitlines() if line.lstrip().startswith(">>>")
-    )
+    return sum(1 for block in FENCE.findall(text) for line in block.splitlines() if line.lstrip().startswith(">>>"))
 
 
 def test_there_are_pages_with_assertions():
@@ -110,15 +109,23 @@ def test_a_wrong_gradient_fails_exactly_the_assertions_it_should():
     # Without the tanh backward, no gradient reaches n or below; o and w2 (0.0 anyway) pass,
     # and so do the three checks that need no tanh; the three that put tanh in a larger graph fail.
     assert failed == [
-        "round(n.grad, 6)", "round(b.grad, 6)", "round(x1.grad, 6)", "round(w1.grad, 6)", "round(x2.grad, 6)",
-        "round(v.grad, 6)", "round(v.grad, 6)", "round(v.grad, 6)",
+        "round(n.grad, 6)",
+        "round(b.grad, 6)",
+        "round(x1.grad, 6)",
+        "round(w1.grad, 6)",
+        "round(x2.grad, 6)",
+        "round(v.grad, 6)",
+        "round(v.grad, 6)",
+        "round(v.grad, 6)",
     ]
 
 
 def test_pytest_collects_every_page_with_examples():
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(DOCS)],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     collected = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
     pages_with_examples = {f"docs/{p.name}" for p in PAGES if fenced_prompts(p.read_text())}

@@ -5,19 +5,31 @@ import random
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from labs.block_table_svg import BlockTableDiagram
 from labs.paged_attention import (
-    PAD_SLOT_ID, BlockAllocator, BlockManager, BlockTable, DoubleFreeError, OutOfBlocksError,
-    PagedKVCache, PageFault, UnknownSequenceError, paged_attention, sample_workload, simulate_memory,
+    PAD_SLOT_ID,
+    BlockAllocator,
+    BlockManager,
+    BlockTable,
+    DoubleFreeError,
+    OutOfBlocksError,
+    PagedKVCache,
+    PageFault,
+    UnknownSequenceError,
+    paged_attention,
+    sample_workload,
+    simulate_memory,
 )
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 # --- the lab's worked example: block size 16, block table [7, 1, 3], 48 tokens ---------------
+
 
 @pytest.mark.parametrize("t, slot", [(0, 112), (15, 127), (16, 16), (31, 31), (32, 48), (47, 63)])
 def test_translate_worked_example(t, slot):
@@ -59,6 +71,7 @@ def test_from_blocks_validates():
 
 
 # --- allocator --------------------------------------------------------------------------------
+
 
 def test_allocator_errors_and_messages():
     pool = BlockAllocator(2, block_size=16)
@@ -110,6 +123,7 @@ def test_append_out_of_blocks_changes_nothing():
 
 
 # --- manager: fork, copy-on-write, free, slot mapping -------------------------------------------
+
 
 def _write_tokens(manager, cache, seq_id, start, values):
     for t, value in enumerate(values, start):
@@ -212,6 +226,7 @@ def test_slot_mapping_padded_batch():
 
 # --- state machine ------------------------------------------------------------------------------
 
+
 class PagedMemoryMachine(RuleBasedStateMachine):
     """Random allocate / append / fork / free / write-then-read against a plain model."""
 
@@ -304,6 +319,7 @@ TestPagedMemoryMachine = PagedMemoryMachine.TestCase
 
 # --- paged KV cache and paged attention -------------------------------------------------------
 
+
 def reference_attention(q, k, v, scale):
     """softmax(q k^T * scale) v written out directly, one query row at a time."""
     out = []
@@ -329,8 +345,13 @@ def _scattered_cache(rng, num_tokens, block_size, head_dim, num_blocks):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), num_tokens=st.integers(1, 40),
-       block_size=st.sampled_from([1, 2, 3, 4, 16]), head_dim=st.integers(1, 6), n_q=st.integers(1, 3))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    num_tokens=st.integers(1, 40),
+    block_size=st.sampled_from([1, 2, 3, 4, 16]),
+    head_dim=st.integers(1, 6),
+    n_q=st.integers(1, 3),
+)
 def test_paged_attention_equals_contiguous(seed, num_tokens, block_size, head_dim, n_q):
     rng = random.Random(seed)
     cache, table, k, v = _scattered_cache(rng, num_tokens, block_size, head_dim, num_blocks=48)
@@ -386,6 +407,7 @@ def test_cache_write_checks_slot_and_vectors():
 
 # --- memory simulation ------------------------------------------------------------------------
 
+
 def test_simulate_memory_hand_computed():
     # lengths 1, 16, 17, 100 at B = 16 take 1 + 1 + 2 + 7 = 11 blocks = 176 slots for 134 tokens;
     # contiguous reservation of 128 slots each takes 512 slots.
@@ -429,6 +451,7 @@ def test_simulate_memory_rejects_bad_input():
 
 
 # --- the picture ------------------------------------------------------------------------------
+
 
 def _forked_manager():
     m = BlockManager(num_blocks=6, block_size=4)
@@ -507,7 +530,6 @@ def test_a_shared_partly_filled_block_cannot_be_written_through_the_table():
     m2.append("a", 4)
     m2.fork("a", "b")
     assert m2.table("b").append_tokens(1) == [1]
-
 
 
 # Found by fuzzing (issue 17): named errors when the objects are made, not AttributeErrors or hangs.

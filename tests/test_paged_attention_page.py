@@ -36,28 +36,54 @@ EXERCISE = re.compile(r"^```\{code-cell\} python\n:tags: \[exercise\]\n(.*?)^```
 SOLUTION = re.compile(r"^:::\{dropdown\} Reference solution\n(?::\w[^\n]*\n)*```python\n(.*?)^```$", re.S | re.M)
 
 TRANSLATIONS = [  # the checks the translation TODO owns
-    "First block", "End of the first block", "Second block", "End of the second block", "Third block",
-    "Last token", "Partly filled block", "Another block size",
+    "First block",
+    "End of the first block",
+    "Second block",
+    "End of the second block",
+    "Third block",
+    "Last token",
+    "Partly filled block",
+    "Another block size",
 ]
 FAULTS = [  # the checks the page-fault TODO owns
-    "Page fault past the end", "Page fault below zero", "Page fault in the last block",
+    "Page fault past the end",
+    "Page fault below zero",
+    "Page fault in the last block",
 ]
 ALL_CHECKS = [  # exercise 1's checks (translate)
-    "First block", "End of the first block", "Second block", "End of the second block", "Third block",
-    "Last token", "Page fault past the end", "Page fault below zero", "Partly filled block",
-    "Page fault in the last block", "Another block size",
+    "First block",
+    "End of the first block",
+    "Second block",
+    "End of the second block",
+    "Third block",
+    "Last token",
+    "Page fault past the end",
+    "Page fault below zero",
+    "Partly filled block",
+    "Page fault in the last block",
+    "Another block size",
 ]
 HASHES = ["Hash of the block's tokens", "Hash chained over the prefix"]  # exercise 2, the prefix hash TODO
 COPIES = [  # the copy-on-write TODO
-    "Copy on write", "New block for the writer", "Old block's reference dropped", "No copy for the last owner",
-    "No copy when not shared", "Each sequence reads its own tokens", "Slots after copy-on-write",
+    "Copy on write",
+    "New block for the writer",
+    "Old block's reference dropped",
+    "No copy for the last owner",
+    "No copy when not shared",
+    "Each sequence reads its own tokens",
+    "Slots after copy-on-write",
 ]
 V1_CACHE = [  # vLLM v1: the cache outlives its request (the given free_sequence and allocate, the learner's cache)
-    "Prefix outlives its request", "Least recently used evicted first", "Recently used prefix survives",
+    "Prefix outlives its request",
+    "Least recently used evicted first",
+    "Recently used prefix survives",
 ]
 CACHE = [  # the prefix cache TODO
-    "Prefix cache hit", "Hit adds a reference", "Partly filled block not cached",
-    "Same tokens at another position miss", "Shared system prompt",
+    "Prefix cache hit",
+    "Hit adds a reference",
+    "Partly filled block not cached",
+    "Same tokens at another position miss",
+    "Shared system prompt",
 ] + V1_CACHE
 SHARING_CHECKS = HASHES + COPIES + CACHE
 
@@ -135,6 +161,7 @@ def test_every_check_is_named_once():
 
 def test_checks_agree_with_the_reference_block_table():
     """The values are BlockTable's: what the ``translate`` binding must compute."""
+
     def translate(block_table, num_tokens, block_size, t):
         return pa.BlockTable.from_blocks(block_table, block_size, num_tokens).translate(t)
 
@@ -196,6 +223,7 @@ def test_solution_faults_with_the_reference_class(t):
 
 # ----------------------------------------------------------------- exercise 2: sharing blocks
 
+
 def define_sharing(code: str) -> dict:
     """Run exercise 2's cell as the page would; return the two names its checks take."""
     namespace: dict = {"__name__": "__main__"}
@@ -242,11 +270,14 @@ def test_starter_2_runs_and_fails_every_sharing_check():
     assert failed == SHARING_CHECKS and raised == []
 
 
-@pytest.mark.parametrize("todo, owns", [
-    ("CachingBlockManager.append_token", COPIES),
-    ("CachingBlockManager.add_sequence", CACHE),
-    ("block_hash", HASHES + CACHE),  # the cache keys blocks by the learner's hash
-])
+@pytest.mark.parametrize(
+    "todo, owns",
+    [
+        ("CachingBlockManager.append_token", COPIES),
+        ("CachingBlockManager.add_sequence", CACHE),
+        ("block_hash", HASHES + CACHE),  # the cache keys blocks by the learner's hash
+    ],
+)
 def test_each_todo_left_open_fails_exactly_its_checks(todo, owns):
     failed, raised, _ = run_checks(define_sharing(with_starter(todo)), SHARING_CHECKS)
     assert failed == owns and raised == []
@@ -266,7 +297,7 @@ def test_the_reference_manager_agrees_with_the_solution_on_a_longer_run():
     for step in range(300):
         live, action = list(ref.tables), rng.random()
         if not live or action < 0.2:
-            prompt = system[:rng.randint(0, 5)] + [rng.randint(0, 3) for _ in range(rng.randint(1, 9))]
+            prompt = system[: rng.randint(0, 5)] + [rng.randint(0, 3) for _ in range(rng.randint(1, 9))]
             call = ("add_sequence", step, prompt)
         elif action < 0.3:
             call = ("fork", rng.choice(live), step)
@@ -285,9 +316,11 @@ def test_the_reference_manager_agrees_with_the_solution_on_a_longer_run():
         assert sorted(ours.cached.values()) == sorted(ref.cached.values()), step  # keys: the learner's hash
         assert ours.allocator.free_queue == ref.allocator.free_queue, step
     assert ref.evicted  # the run reaches eviction
+
+
 def test_the_solution_2_dropdown_is_the_whole_cell_with_its_demo():
     """Pasted over the cell, the dropdown prints what the cell prints: the demo lines are in it."""
-    starter_demo = STARTER_2[STARTER_2.index("\nm2 = "):]
+    starter_demo = STARTER_2[STARTER_2.index("\nm2 = ") :]
     assert SOLUTION_2.endswith(starter_demo)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -309,8 +342,9 @@ def test_a_failed_add_leaves_nothing_behind_as_in_the_reference(code):
     ours = define_sharing(SOLUTION_2)["CachingBlockManager"](5, 4)
     ref = sharing.CachingBlockManager(5, 4)
     failures = 0
-    for seq, prompt in enumerate(([1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 1],
-                                  [9] * 13, [1, 2, 3, 4, 7], [1, 2, 3, 4, 5, 6, 7, 8])):
+    for seq, prompt in enumerate(
+        ([1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 1], [9] * 13, [1, 2, 3, 4, 7], [1, 2, 3, 4, 5, 6, 7, 8])
+    ):
         results = []
         for manager in (ours, ref):  # the pool of 5 runs out on the second and third prompts
             try:
@@ -328,6 +362,6 @@ def test_a_failed_add_leaves_nothing_behind_as_in_the_reference(code):
 
 def test_the_solution_1_dropdown_is_the_whole_cell_with_its_demo():
     """Pasted over the cell, exercise 1's dropdown prints the five translations the cell prints."""
-    demo = STARTER[STARTER.index("\nfor t in (0, 16"):]
+    demo = STARTER[STARTER.index("\nfor t in (0, 16") :]
     assert SOLUTION_CODE.endswith(demo)
-    assert SOLUTION_CODE.startswith(STARTER[:STARTER.index("    # TODO")])  # the starter's docstring too
+    assert SOLUTION_CODE.startswith(STARTER[: STARTER.index("    # TODO")])  # the starter's docstring too

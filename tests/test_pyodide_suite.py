@@ -48,11 +48,18 @@ def report(site_dir, tmp_path_factory) -> dict:
         if names:
             pages.append({"name": page.name, "text": page.read_text(), "names": names})
     job = tmp_path_factory.mktemp("pyodide") / "job.json"
-    runner = {"source": (CELL_RUNNER / "runner.py").read_text(), "limits": (CELL_RUNNER.parent / "limits.json").read_text(),
-              "cells": RUNNER_CELLS}
+    runner = {
+        "source": (CELL_RUNNER / "runner.py").read_text(),
+        "limits": (CELL_RUNNER.parent / "limits.json").read_text(),
+        "cells": RUNNER_CELLS,
+    }
     job.write_text(json.dumps({"pages": pages, "runner": runner}))
-    proc = subprocess.run([node, str(ROOT / "tests" / "pyodide_suite.mjs"), str(PYODIDE), str(wheel), str(job)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [node, str(ROOT / "tests" / "pyodide_suite.mjs"), str(PYODIDE), str(wheel), str(job)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -65,8 +72,9 @@ def test_every_lab_page_passes_its_checks_in_pyodide(report):
     assert set(report["pages"]) == set(LABS)
     for page, results in report["pages"].items():
         assert len(results) >= 10, page
-        failing = [f"{r['name']}: expected {r['expected']!r}, got {r['got']!r} {r['reason']}"
-                   for r in results if r["status"] != "passed"]
+        failing = [
+            f"{r['name']}: expected {r['expected']!r}, got {r['got']!r} {r['reason']}" for r in results if r["status"] != "passed"
+        ]
         assert failing == [], f"{page} in Pyodide: {failing}"
 
 

@@ -255,6 +255,7 @@ def test_three_hundred_requests_at_once_are_queued_and_all_answered(site):
         socks = list(pool.map(connect, range(300)))  # raises TimeoutError for a dropped connection
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
+
         def answer(sock):
             with sock, sock.makefile("rb") as f:
                 sock.settimeout(60)
@@ -329,9 +330,16 @@ def test_the_headers_file_states_the_servers_policy_for_every_file(site):
             assert sent == {name: [value] for name, value in want.items()}, url
 
 
-@pytest.mark.parametrize(("request_line", "status"), [
-    (b"GARBAGE", 400), (b"GET", 400), (b"GET / HTTP/9.9", 505), (b"GET / HTTP/1.1 extra", 400), (b"GET /" + b"a" * 70_000 + b" HTTP/1.1", 414),
-])
+@pytest.mark.parametrize(
+    ("request_line", "status"),
+    [
+        (b"GARBAGE", 400),
+        (b"GET", 400),
+        (b"GET / HTTP/9.9", 505),
+        (b"GET / HTTP/1.1 extra", 400),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1", 414),
+    ],
+)
 def test_a_malformed_request_gets_an_error_status_not_a_dropped_connection(site, request_line, status, capfd):
     import socket
     from urllib.parse import urlsplit
@@ -386,8 +394,13 @@ def test_the_server_needs_the_standard_library_only(tmp_path):
     from pathlib import Path
 
     src = Path(__file__).resolve().parent.parent / "src"
-    proc = subprocess.run([sys.executable, "-S", "-m", "pyodide_cells.serve", str(tmp_path)], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(src)}, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-m", "pyodide_cells.serve", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(src)},
+        timeout=60,
+    )
     # No Sphinx on the path (-S), and no warning about the module being imported twice.
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: no built site at {tmp_path} (index.html missing); build it first"
 
@@ -510,9 +523,20 @@ def test_symbolic_links_out_of_the_site_are_never_served_whatever_the_path_becom
     (root / "alias.html").symlink_to(root / "index.html")  # a link inside the site is served
     (root / "d2").mkdir()
     (root / "d2" / "index.html").symlink_to(root / "index.html")
-    cases = [("/leak", ""), ("/leak.html", ""), ("/d/", ""), ("/d/index.html", ""), ("/out/", ""), ("/out/secret.html", ""),
-             ("/out/secret.txt", ""), ("/out/index.html", ""), ("/secret.txt", ""), ("/_static/app.css", "br"),
-             ("/_static/app.css", "gzip, br"), ("/_static/app.css.br", "")]
+    cases = [
+        ("/leak", ""),
+        ("/leak.html", ""),
+        ("/d/", ""),
+        ("/d/index.html", ""),
+        ("/out/", ""),
+        ("/out/secret.html", ""),
+        ("/out/secret.txt", ""),
+        ("/out/index.html", ""),
+        ("/secret.txt", ""),
+        ("/_static/app.css", "br"),
+        ("/_static/app.css", "gzip, br"),
+        ("/_static/app.css.br", ""),
+    ]
     for path, accept in cases:
         response = get_any(base + path, **({"Accept-Encoding": accept} if accept else {}))
         assert b"SECRET" not in response.body, (path, accept)
@@ -626,8 +650,19 @@ def test_a_brotli_copy_is_streamed_from_disk_not_read_whole_per_request(site):
     assert held < 2 * 1024 * 1024, f"{held / 2**20:.1f} MB held by four slow clients"
 
 
-MALFORMED = [b"GET / HTTP/2.0", b"GARBAGE", b"GET", b"GET / HTTP/9.9", b"GET / HTTP/1.1 extra", b"GET / FTP/1.0",
-             b"GET / HTTP/1", b"GET / HTTP/a.b", b"POST /", b"GET /" + b"a" * 70_000 + b" HTTP/1.1", b"GET / HTTP/1.1x"]
+MALFORMED = [
+    b"GET / HTTP/2.0",
+    b"GARBAGE",
+    b"GET",
+    b"GET / HTTP/9.9",
+    b"GET / HTTP/1.1 extra",
+    b"GET / FTP/1.0",
+    b"GET / HTTP/1",
+    b"GET / HTTP/a.b",
+    b"POST /",
+    b"GET /" + b"a" * 70_000 + b" HTTP/1.1",
+    b"GET / HTTP/1.1x",
+]
 
 
 @pytest.mark.parametrize("request_line", MALFORMED, ids=lambda line: line[:20].decode())
@@ -646,9 +681,18 @@ def test_every_response_says_nosniff(site):
     port = int(base.rsplit(":", 1)[1])
     (root / "_static" / "pyodide" / "pyodide.asm.wasm.br").write_bytes(b"br")
     modified = get(base + "/index.html").headers["Last-Modified"]
-    answers = [get_any(base + path, **headers) for path, headers in [
-        ("/", {}), ("/index.html", {"Accept-Encoding": "gzip"}), ("/_static/pyodide/pyodide.asm.wasm", {"Accept-Encoding": "br"}),
-        ("/index.html", {"If-Modified-Since": modified}), ("/missing", {}), ("/%00", {}), ("/", {"Host": "evil.example"})]]
+    answers = [
+        get_any(base + path, **headers)
+        for path, headers in [
+            ("/", {}),
+            ("/index.html", {"Accept-Encoding": "gzip"}),
+            ("/_static/pyodide/pyodide.asm.wasm", {"Accept-Encoding": "br"}),
+            ("/index.html", {"If-Modified-Since": modified}),
+            ("/missing", {}),
+            ("/%00", {}),
+            ("/", {"Host": "evil.example"}),
+        ]
+    ]
     assert [answer.status for answer in answers] == [200, 200, 200, 304, 404, 400, 421]
     assert all(answer.headers["X-Content-Type-Options"] == "nosniff" for answer in answers)
     assert all("frame-ancestors 'self'" in answer.headers["Content-Security-Policy"] for answer in answers)

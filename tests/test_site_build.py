@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from sphinx.errors import ExtensionError
 
-from pyodide_cells.assets import snapshot_inputs, snapshot_key
 from labs.checks import doctest_blocks
+from pyodide_cells.assets import snapshot_inputs, snapshot_key
 from tests.conftest import build_site
 from tests.pages import check_count, read_page
-
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,8 +24,17 @@ ROOT = Path(__file__).resolve().parents[1]
 class Resources(HTMLParser):
     """Collect the URLs a page loads by itself (scripts, styles, images, frames...)."""
 
-    LOADING = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
-               ("source", "src"), ("video", "src"), ("audio", "src"), ("embed", "src"), ("object", "data")}
+    LOADING = {
+        ("script", "src"),
+        ("link", "href"),
+        ("img", "src"),
+        ("iframe", "src"),
+        ("source", "src"),
+        ("video", "src"),
+        ("audio", "src"),
+        ("embed", "src"),
+        ("object", "data"),
+    }
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,8 +93,10 @@ def test_math_is_rendered_at_build_time_and_its_fonts_are_self_hosted(site_dir):
 
 def test_pyodide_core_is_the_pinned_version(site_dir):
     core = site_dir / "_static" / "pyodide"
-    sizes = {name: (core / name).stat().st_size for name in
-             ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")}
+    sizes = {
+        name: (core / name).stat().st_size
+        for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+    }
     assert sizes["pyodide.asm.wasm"] > 5_000_000
     lock = json.loads((core / "pyodide-lock.json").read_text())
     assert lock["info"]["version"] == "0.26.2" and lock["info"]["python"].startswith("3.12")
@@ -107,8 +117,16 @@ def test_pages_with_cells_get_the_runtime_and_others_do_not(site_dir):
     download = config.pop("download")
     assert download["name"] == "micrograd"
     assert [(p["kind"], p.get("only")) for p in download["parts"]] == [
-        ("markdown", "py"), ("markdown", "ipynb"), ("code", "py"), ("exercise", None), ("exercise", None), ("markdown", None), ("code", "py"), ("code", "ipynb"),
-        ("code", "ipynb")]
+        ("markdown", "py"),
+        ("markdown", "ipynb"),
+        ("code", "py"),
+        ("exercise", None),
+        ("exercise", None),
+        ("markdown", None),
+        ("code", "py"),
+        ("code", "ipynb"),
+        ("code", "ipynb"),
+    ]
     assert config == {
         "page": "micrograd",
         "checksUse": ["Value"],
@@ -135,7 +153,7 @@ def test_the_worker_starts_with_the_modules_a_page_imports_as_bytecode_and_fetch
     stock = zipfile.ZipFile(static / "python_stdlib.zip")
     (start_path,) = static.glob("python_stdlib-*.zip")
     (rest_path,) = static.glob("python_stdlib_rest-*.zip")
-    assert start_path.name[len("python_stdlib-"):] == rest_path.name[len("python_stdlib_rest-"):]  # one key
+    assert start_path.name[len("python_stdlib-") :] == rest_path.name[len("python_stdlib_rest-") :]  # one key
     worker = (site_dir / "_static" / "pyodide_cells" / "worker.js").read_text()
     assert start_path.name in worker and rest_path.name in worker
     start, rest = zipfile.ZipFile(start_path), zipfile.ZipFile(rest_path)
@@ -178,8 +196,7 @@ def test_the_worker_unpacks_bytecode_for_every_labs_module_over_the_wheel(site_d
     modules = sorted(n for n in wheel.namelist() if n.startswith("labs/") and n.endswith(".py"))
     assert "labs/attention.py" in modules and "labs/paged_attention.py" in modules
     # One .pyc per module, where the wheel's unpacked sources look for it (PEP 3147)...
-    assert sorted(labs.namelist()) == sorted(
-        f"labs/__pycache__/{Path(m).stem}.cpython-312.pyc" for m in modules)
+    assert sorted(labs.namelist()) == sorted(f"labs/__pycache__/{Path(m).stem}.cpython-312.pyc" for m in modules)
     for module in modules:
         pyc = labs.read(f"labs/__pycache__/{Path(module).stem}.cpython-312.pyc")
         assert pyc[:4] == (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's magic (Pyodide 0.26)
@@ -230,7 +247,7 @@ def test_codemirror_is_a_chunk_of_its_own_that_the_page_script_imports_when_need
     (chunk,) = (ours / "chunks").glob("editor-*.js")
     page_script = (ours / "cells.js").read_text()
     assert "cm-content" in chunk.read_text() and "cm-content" not in page_script
-    assert f"import(\"./chunks/{chunk.name}\")" in page_script
+    assert f'import("./chunks/{chunk.name}")' in page_script
     # The page script's budget (minified): it grew past 45,000 with the per-section check bars and
     # in-place display updates, past 48,000 with a saved edit laid out in lines as its editor
     # lays it out (codelines.js), past 49,000 with the tests' entry point (pyodideCells.cell) and the
@@ -248,7 +265,7 @@ def test_the_worker_is_started_from_the_head_before_any_stylesheet(site_dir):
     html = (site_dir / "micrograd.html").read_text()
     head = html[: html.index("</head>")]
     boot = head.index("PYODIDE_CELLS_BOOT")
-    assert boot < head.index('rel="stylesheet"') and "new Worker(" in head[:head.index("</script>", boot)]
+    assert boot < head.index('rel="stylesheet"') and "new Worker(" in head[: head.index("</script>", boot)]
     assert "PYODIDE_CELLS_BOOT" not in (site_dir / "index.html").read_text()
 
 
@@ -332,9 +349,17 @@ def test_the_brotli_copy_of_each_archive_on_the_way_to_first_output_is_the_same_
     for archive in found:
         assert is_fresh(archive), archive
         decoded = tmp_path / archive.name
-        subprocess.run(["node", "-e", "require('fs').writeFileSync(process.argv[2], "
-                        "require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
-                        f"{archive}.br", str(decoded)], check=True)
+        subprocess.run(
+            [
+                "node",
+                "-e",
+                "require('fs').writeFileSync(process.argv[2], "
+                "require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
+                f"{archive}.br",
+                str(decoded),
+            ],
+            check=True,
+        )
         with zipfile.ZipFile(archive) as deflated, zipfile.ZipFile(decoded) as stored:
             assert stored.testzip() is None
             assert [i.filename for i in stored.infolist()] == [i.filename for i in deflated.infolist()]
@@ -358,8 +383,14 @@ def test_brotli_copies_beside_the_runtime_decode_to_the_files_and_are_smaller_th
     wasm = site_dir / "_static" / "pyodide" / "pyodide.asm.wasm"
     # Python's standard library has no Brotli decoder: Node's zlib, which wrote it, reads it back.
     decoded = subprocess.run(
-        ["node", "-e", "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
-         f"{wasm}.br"], capture_output=True, check=True,
+        [
+            "node",
+            "-e",
+            "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))",
+            f"{wasm}.br",
+        ],
+        capture_output=True,
+        check=True,
     ).stdout
     assert decoded == wasm.read_bytes()
     gzipped = len(gzip.compress(wasm.read_bytes(), compresslevel=6))

@@ -10,11 +10,21 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labs.tiny_lm import (
-    ContextTooLong, ModelConfig, ShapeMismatch, TinyLM, Tokenizer, TokenOutOfRange, UnknownCharacter,
-    cross_entropy, decode_attention, dense_generate, greedy,
+    ContextTooLong,
+    ModelConfig,
+    ShapeMismatch,
+    TinyLM,
+    Tokenizer,
+    TokenOutOfRange,
+    UnknownCharacter,
+    cross_entropy,
+    decode_attention,
+    dense_generate,
+    greedy,
 )
 
 SMALL = ModelConfig(vocab_size=7, d_model=8, n_layer=2, n_head=2, max_positions=12)
@@ -32,8 +42,10 @@ def _dense_logits(model: TinyLM, ids) -> list[list[float]]:
         qkv = [model.qkv(layer, x) for x in xs]
         new = []
         for i, x in enumerate(xs):
-            heads = [decode_attention(qkv[i][0][j], [qkv[s][1][j] for s in range(i + 1)],
-                                      [qkv[s][2][j] for s in range(i + 1)]) for j in range(model.config.n_head)]
+            heads = [
+                decode_attention(qkv[i][0][j], [qkv[s][1][j] for s in range(i + 1)], [qkv[s][2][j] for s in range(i + 1)])
+                for j in range(model.config.n_head)
+            ]
             new.append(model.finish_layer(layer, x, heads))
         xs = new
     return [model.logits(x) for x in xs]
@@ -48,8 +60,7 @@ def test_shapes(model):
     y = model.finish_layer(1, x, v)
     assert len(y) == SMALL.d_model
     assert len(model.logits(y)) == SMALL.vocab_size
-    assert model.n_params == sum(
-        len(w) * (len(w[0]) if isinstance(w[0], list) else 1) for w in model.params.values())
+    assert model.n_params == sum(len(w) * (len(w[0]) if isinstance(w[0], list) else 1) for w in model.params.values())
 
 
 def test_config_validates():
@@ -87,7 +98,7 @@ def test_dense_generate_is_deterministic_and_stops(model):
     assert len(out) == 8 and all(0 <= t < SMALL.vocab_size for t in out)
     stopped = dense_generate(model, [0, 1, 2], max_new_tokens=8, stop_ids={out[2]})
     first = out.index(out[2])
-    assert stopped == out[:first + 1]  # ends with the stop token, included
+    assert stopped == out[: first + 1]  # ends with the stop token, included
     assert dense_generate(model, [0], max_new_tokens=0) == []
 
 
@@ -183,8 +194,8 @@ def test_shipped_weights_were_trained_on_the_frozen_corpus(shipped, corpus):
 def test_shipped_weights_give_the_recorded_held_out_loss(shipped, corpus):
     # The training script computed this loss in torch (float64, the float16 weights); here pure Python.
     meta = shipped.meta
-    held = corpus[meta["held_out_start"]:]
-    ids = shipped.tokenizer.encode(held[meta["held_out_slice"]["start"]:][:meta["held_out_slice"]["chars"]])
+    held = corpus[meta["held_out_start"] :]
+    ids = shipped.tokenizer.encode(held[meta["held_out_slice"]["start"] :][: meta["held_out_slice"]["chars"]])
     assert cross_entropy(shipped, ids) == pytest.approx(meta["held_out_slice"]["loss"], abs=1e-6)
     assert meta["held_out_loss"] < math.log(shipped.config.vocab_size) / 2  # far better than uniform guessing
 
@@ -200,7 +211,7 @@ def test_greedy_continuation_is_made_of_the_guide_s_words(shipped, corpus):
     # 2020, "The Curious Case of Neural Text Degeneration"); the shipped model settles into "the same
     # token the same ...", a model after 300 steps into "the the the".
     known = set(_words(corpus))
-    held = corpus[shipped.meta["held_out_start"]:]
+    held = corpus[shipped.meta["held_out_start"] :]
     prompt = PROMPT
     assert prompt in held
     out = shipped.tokenizer.decode(dense_generate(shipped, shipped.tokenizer.encode(prompt), max_new_tokens=60))
@@ -209,7 +220,6 @@ def test_greedy_continuation_is_made_of_the_guide_s_words(shipped, corpus):
     in_corpus = sum(w in known for w in words)
     assert in_corpus >= 0.8 * len(words), (out, [w for w in words if w not in known])
     assert len(set(words)) >= 4, out
-
 
 
 def test_decode_attention_needs_keys():
@@ -222,11 +232,14 @@ def test_decode_attention_needs_keys():
 def test_importing_the_model_reads_no_weights_and_imports_no_file_machinery():
     # Every lab page imports every labs module while Python starts: only TinyLM.load may pay for
     # json and the weight file (importlib.resources pulled in tempfile, shutil, lzma, bz2, urllib).
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import labs.tiny_lm\n"
-            "print(sorted(m for m in ('json', 'tempfile', 'shutil', 'pathlib', 'importlib.resources', 'lzma')"
-            " if m in sys.modules), len(labs.tiny_lm._LOADED))")
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(ROOT / "src")],
-                         capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import labs.tiny_lm\n"
+        "print(sorted(m for m in ('json', 'tempfile', 'shutil', 'pathlib', 'importlib.resources', 'lzma')"
+        " if m in sys.modules), len(labs.tiny_lm._LOADED))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, str(ROOT / "src")], capture_output=True, text=True, check=True
+    ).stdout
     assert out.split("\n")[0] == "[] 0"
 
 
@@ -255,8 +268,8 @@ def test_wrong_types_are_named(model):
 
 def test_sampled_dense_generation_is_reproducible_and_depends_on_its_seed(model):
     from labs.sampling import SamplingParams
-    runs = {seed: dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(temperature=1.5, seed=seed))
-            for seed in range(4)}
+
+    runs = {seed: dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(temperature=1.5, seed=seed)) for seed in range(4)}
     assert runs[0] == dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(temperature=1.5, seed=0))
     assert len(set(map(tuple, runs.values()))) > 1
     assert dense_generate(model, [1, 2], 9, sampling_params=SamplingParams(seed=3)) == dense_generate(model, [1, 2], 9)

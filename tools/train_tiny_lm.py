@@ -35,7 +35,6 @@ MIN_CHAR_COUNT = 20  # rarer non-ASCII characters (symbols used a few times in t
 sys.path.insert(0, str(ROOT / "src"))
 from labs.tiny_lm import ModelConfig, parameter_shapes  # noqa: E402
 
-
 # --- the corpus: the pages' prose --------------------------------------------------------------
 
 # Colon fences (:::{dropdown}, :::{grid-item-card}, ...) hold prose: their contents stay. Backtick
@@ -47,7 +46,7 @@ def _prose_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[0] == "---":  # front matter
         end = lines.index("---", 1)
-        lines = lines[end + 1:]
+        lines = lines[end + 1 :]
     out, fence = [], None  # fence: the backtick run that closes the block being skipped
     in_math = False
     for line in lines:
@@ -77,16 +76,16 @@ def _prose_lines(text: str) -> list[str]:
 
 
 def _inline(text: str) -> str:
-    text = re.sub(r"\{[\w:-]+\}`([^`]*)`", r"\1", text)          # {role}`text` -> text
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)         # [text](url) -> text
-    text = re.sub(r"\$[^$]+\$", "", text)                           # inline math: dropped
-    text = re.sub(r"<[^>]+>", "", text)                             # HTML tags
+    text = re.sub(r"\{[\w:-]+\}`([^`]*)`", r"\1", text)  # {role}`text` -> text
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [text](url) -> text
+    text = re.sub(r"\$[^$]+\$", "", text)  # inline math: dropped
+    text = re.sub(r"<[^>]+>", "", text)  # HTML tags
     text = text.replace("**", "").replace("`", "")
-    text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", text)      # *emphasis*
-    text = re.sub(r"^#+\s*", "", text)                              # headings
-    text = re.sub(r"^[-*]\s+", "", text)                            # list bullets
-    text = re.sub(r"^\d+\.\s+", "", text)                           # numbered items
-    text = re.sub(r"\s+([,.;:])", r"\1", text)                      # a space left where math was
+    text = re.sub(r"(?<!\w)\*(\S[^*]*?)\*(?!\w)", r"\1", text)  # *emphasis*
+    text = re.sub(r"^#+\s*", "", text)  # headings
+    text = re.sub(r"^[-*]\s+", "", text)  # list bullets
+    text = re.sub(r"^\d+\.\s+", "", text)  # numbered items
+    text = re.sub(r"\s+([,.;:])", r"\1", text)  # a space left where math was
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -118,6 +117,7 @@ def split(text: str) -> tuple[str, str]:
 
 
 # --- the model, in torch -----------------------------------------------------------------------
+
 
 def make_gpt(config: ModelConfig, dropout: float = 0.0):
     """nanoGPT's GPT with a ReLU MLP and labs.tiny_lm's parameter names; returns an nn.Module.
@@ -210,7 +210,7 @@ def load_into(gpt, config: ModelConfig, flat: list[float]) -> None:
     state, at = {}, 0
     for name, shape in parameter_shapes(config):
         n = math.prod(shape)
-        state[_torch_name(name)] = torch.tensor(flat[at:at + n], dtype=torch.float64).view(shape)
+        state[_torch_name(name)] = torch.tensor(flat[at : at + n], dtype=torch.float64).view(shape)
         at += n
     gpt.load_state_dict(state, strict=True)
 
@@ -240,7 +240,7 @@ def windows_loss(gpt, ids, length: int) -> float:
     total, count = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(ids) - 1, length):
-            chunk = torch.tensor(ids[start:start + length + 1]).unsqueeze(0)
+            chunk = torch.tensor(ids[start : start + length + 1]).unsqueeze(0)
             logits = gpt(chunk[:, :-1])
             total += F.cross_entropy(logits[0], chunk[0, 1:], reduction="sum").item()
             count += chunk.shape[1] - 1
@@ -248,6 +248,7 @@ def windows_loss(gpt, ids, length: int) -> float:
 
 
 # --- training ------------------------------------------------------------------------------------
+
 
 def train(args) -> None:
     import torch
@@ -262,12 +263,15 @@ def train(args) -> None:
     stoi = {c: i for i, c in enumerate(vocab)}
     train_ids = torch.tensor([stoi[c] for c in train_text])
     held_ids = [stoi[c] for c in held_text]
-    config = ModelConfig(vocab_size=len(vocab), d_model=args.d_model, n_layer=args.n_layer,
-                         n_head=args.n_head, max_positions=args.context)
+    config = ModelConfig(
+        vocab_size=len(vocab), d_model=args.d_model, n_layer=args.n_layer, n_head=args.n_head, max_positions=args.context
+    )
     gpt = make_gpt(config, args.dropout)
     n_params = sum(p.numel() for p in gpt.parameters())
-    print(f"corpus {len(text)} chars (train {len(train_text)}, held-out {len(held_text)}), vocab {len(vocab)}, "
-          f"{n_params} parameters", flush=True)
+    print(
+        f"corpus {len(text)} chars (train {len(train_text)}, held-out {len(held_text)}), vocab {len(vocab)}, {n_params} parameters",
+        flush=True,
+    )
     opt = torch.optim.AdamW(gpt.parameters(), lr=args.lr, betas=(0.9, 0.99), weight_decay=0.1)
     batches = torch.Generator().manual_seed(args.seed)  # the fixed data order
     T = config.max_positions
@@ -276,13 +280,16 @@ def train(args) -> None:
     for step in range(args.steps):
         # Linear warm-up, then cosine decay to a tenth (nanoGPT's schedule).
         warm = 100
-        lr = args.lr * (step + 1) / warm if step < warm else \
-            args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - warm) / (args.steps - warm))))
+        lr = (
+            args.lr * (step + 1) / warm
+            if step < warm
+            else args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - warm) / (args.steps - warm))))
+        )
         for group in opt.param_groups:
             group["lr"] = lr
         starts = torch.randint(0, len(train_ids) - T - 1, (args.batch,), generator=batches)
-        x = torch.stack([train_ids[s:s + T] for s in starts])
-        y = torch.stack([train_ids[s + 1:s + T + 1] for s in starts])
+        x = torch.stack([train_ids[s : s + T] for s in starts])
+        y = torch.stack([train_ids[s + 1 : s + T + 1] for s in starts])
         loss = F.cross_entropy(gpt(x).view(-1, config.vocab_size), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -293,8 +300,11 @@ def train(args) -> None:
             gpt.eval()
             held = windows_loss(gpt, held_ids, T)
             gpt.train()
-            print(f"step {step:5d}  train loss {sum(recent) / len(recent):.4f}  held-out {held:.4f}  lr {lr:.2e}  "
-                  f"{time.perf_counter() - started:6.1f} s", flush=True)
+            print(
+                f"step {step:5d}  train loss {sum(recent) / len(recent):.4f}  held-out {held:.4f}  lr {lr:.2e}  "
+                f"{time.perf_counter() - started:6.1f} s",
+                flush=True,
+            )
     train_seconds = time.perf_counter() - started
     gpt.eval()
     held_float32 = windows_loss(gpt, held_ids, T)
@@ -307,7 +317,7 @@ def train(args) -> None:
     load_into(gpt64, config, shipped)
     gpt64.eval()
     held_loss = windows_loss(gpt64, held_ids, T)
-    slice_ids = held_ids[:args.slice + 1]
+    slice_ids = held_ids[: args.slice + 1]
     slice_loss = windows_loss(gpt64, slice_ids, T)
     meta = {
         "config": {k: getattr(config, k) for k in ("vocab_size", "d_model", "n_layer", "n_head", "max_positions")},
@@ -331,10 +341,14 @@ def train(args) -> None:
         "held_out_loss": held_loss,
         "held_out_loss_float32_weights": held_float32,
         "held_out_loss_note": "nats per character over the whole held-out split in windows of max_positions, "
-                              "the shipped float16 weights evaluated in float64",
-        "held_out_slice": {"start": 0, "chars": len(slice_ids), "loss": slice_loss,
-                           "note": "the first `chars` characters of the held-out split, one window; "
-                                   "labs.tiny_lm.cross_entropy must give `loss` (float64)"},
+        "the shipped float16 weights evaluated in float64",
+        "held_out_slice": {
+            "start": 0,
+            "chars": len(slice_ids),
+            "loss": slice_loss,
+            "note": "the first `chars` characters of the held-out split, one window; "
+            "labs.tiny_lm.cross_entropy must give `loss` (float64)",
+        },
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -364,13 +378,17 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.command == "corpus":
         if CORPUS.exists() and not args.force:
-            parser.error(f"{CORPUS.relative_to(ROOT)} exists and is frozen (the shipped weights were trained on it); "
-                         "--force to rebuild it, then retrain")
+            parser.error(
+                f"{CORPUS.relative_to(ROOT)} exists and is frozen (the shipped weights were trained on it); "
+                "--force to rebuild it, then retrain"
+            )
         CORPUS.parent.mkdir(parents=True, exist_ok=True)
         text = build_corpus(ROOT / "docs")
         CORPUS.write_text(text, "utf-8")
-        print(f"{CORPUS.relative_to(ROOT)}: {len(text)} characters, {len(set(text))} distinct, "
-              f"sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}")
+        print(
+            f"{CORPUS.relative_to(ROOT)}: {len(text)} characters, {len(set(text))} distinct, "
+            f"sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+        )
     else:
         train(args)
 

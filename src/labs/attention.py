@@ -47,11 +47,11 @@ def _as_float(x, where: str, allow_neg_inf: bool) -> float:
         raise TypeError(f"{where} = {x!r} is a {type(x).__name__}; expected a float")
     x = float(x)
     if math.isnan(x):
-        raise ValueError(f"{where} is NaN; expected a finite float"
-                         + (" or -inf" if allow_neg_inf else ""))
+        raise ValueError(f"{where} is NaN; expected a finite float" + (" or -inf" if allow_neg_inf else ""))
     if x == math.inf or (x == NEG_INF and not allow_neg_inf):
-        raise ValueError(f"{where} is {x:+}; expected a finite float"
-                         + (" or -inf (a +inf logit has no float softmax)" if allow_neg_inf else ""))
+        raise ValueError(
+            f"{where} is {x:+}; expected a finite float" + (" or -inf (a +inf logit has no float softmax)" if allow_neg_inf else "")
+        )
     return x
 
 
@@ -61,8 +61,14 @@ def _rows_of(x, name: str, what: str):
     return x
 
 
-def _as_logits(logits, name: str = "logits") -> list[float]:
-    """Validate a row of logits (floats or -inf) and return it as a list of floats."""
+def as_logits(logits, name: str = "logits") -> list[float]:
+    """A row of logits (floats or -inf) as a list of floats, checked as every function here checks it.
+
+    Raises TypeError (not a sequence of numbers) or ValueError (NaN or +inf), naming the entry.
+
+    >>> as_logits((1, 2.5, float("-inf")))
+    [1.0, 2.5, -inf]
+    """
     row = _rows_of(logits, name, "a sequence of floats")
     return [_as_float(x, f"{name}[{i}]", True) for i, x in enumerate(row)]
 
@@ -120,14 +126,13 @@ def softmax_naive(logits) -> list[float]:
     Traceback (most recent call last):
     OverflowError: exp(1000.0) overflows float64 (logit > 709.782712893384); use softmax()
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     exps = []
     for x in row:
         try:
             exps.append(math.exp(x))
         except OverflowError:
-            raise OverflowError(f"exp({x!r}) overflows float64 (logit > {FLOAT64_EXP_MAX}); "
-                                "use softmax()") from None
+            raise OverflowError(f"exp({x!r}) overflows float64 (logit > {FLOAT64_EXP_MAX}); use softmax()") from None
     total = sum(exps)
     if total == math.inf:
         raise OverflowError("sum of exp(logits) overflows float64; use softmax()")
@@ -153,7 +158,7 @@ def logsumexp(logits) -> float:
     >>> logsumexp([])
     -inf
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     m = max(row, default=NEG_INF)
     if m == NEG_INF:
         return NEG_INF
@@ -177,7 +182,7 @@ def softmax(logits) -> list[float]:
     >>> softmax([1000.0, -1000.0]), softmax([-math.inf, 0.0, 0.0])
     ([1.0, 0.0], [0.0, 0.5, 0.5])
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     m = max(row, default=NEG_INF)
     if m == NEG_INF:
         return [0.0] * len(row)
@@ -232,8 +237,7 @@ class SoftmaxState:
         if not (math.isfinite(self.d) and self.d >= 0.0):
             raise ValueError(f"SoftmaxState.d = {self.d!r}; expected a finite float >= 0")
         if (self.m == NEG_INF) != (self.d == 0.0):
-            raise ValueError(f"SoftmaxState(m={self.m!r}, d={self.d!r}): d must be 0.0 "
-                             "exactly when m is -inf")
+            raise ValueError(f"SoftmaxState(m={self.m!r}, d={self.d!r}): d must be 0.0 exactly when m is -inf")
 
     def merge(self, other: SoftmaxState) -> SoftmaxState:
         """Combine two partial states: (m_a, d_a) (+) (m_b, d_b) =
@@ -259,8 +263,7 @@ class SoftmaxState:
         if not isinstance(other, SoftmaxState):
             raise TypeError(f"merge() expects a SoftmaxState, got {type(other).__name__}")
         big = max(self.m, other.m)
-        d = (self.d * rescaling_factor(self.m, big)
-             + other.d * rescaling_factor(other.m, big))
+        d = self.d * rescaling_factor(self.m, big) + other.d * rescaling_factor(other.m, big)
         return SoftmaxState(big, d)
 
     def update(self, block) -> SoftmaxState:
@@ -281,7 +284,7 @@ class SoftmaxState:
         >>> SoftmaxState().update([0.0, 0.0])
         SoftmaxState(m=0.0, d=2.0)
         """
-        row = _as_logits(block, "block")
+        row = as_logits(block, "block")
         mb = max(row, default=NEG_INF)
         if mb == NEG_INF:  # empty or fully masked block: the identity
             return self
@@ -311,7 +314,7 @@ class SoftmaxState:
         >>> SoftmaxState().update([0.0, 0.0]).probs([0.0, 0.0])
         [0.5, 0.5]
         """
-        row = _as_logits(logits)
+        row = as_logits(logits)
         if self.d == 0.0:
             return [0.0] * len(row)
         return [math.exp(x - self.m) / self.d for x in row]
@@ -344,7 +347,7 @@ class PartialAttention(SoftmaxState):
 
     o: tuple = ()
 
-    def merge(self, other: "PartialAttention") -> "PartialAttention":
+    def merge(self, other: PartialAttention) -> PartialAttention:
         """(m_a, ℓ_a, O_a) ⊕ (m_b, ℓ_b, O_b): associative, with identity ``PartialAttention()``."""
         if not isinstance(other, PartialAttention):
             raise TypeError(f"merge() expects a PartialAttention, got {type(other).__name__}")
@@ -353,15 +356,15 @@ class PartialAttention(SoftmaxState):
         if self.m == NEG_INF:
             return other
         if len(self.o) != len(other.o):
-            raise ValueError(f"cannot merge partial outputs of lengths {len(self.o)} and {len(other.o)}; "
-                             "expected the same value dimension d_v")
+            raise ValueError(
+                f"cannot merge partial outputs of lengths {len(self.o)} and {len(other.o)}; expected the same value dimension d_v"
+            )
         big = max(self.m, other.m)
         a, b = math.exp(self.m - big), math.exp(other.m - big)  # rescaling factors, <= 1, one of them 1
-        return PartialAttention._merged(big, self.d * a + other.d * b,
-                                        tuple(x * a + y * b for x, y in zip(self.o, other.o)))
+        return PartialAttention._merged(big, self.d * a + other.d * b, tuple(x * a + y * b for x, y in zip(self.o, other.o)))
 
     @classmethod
-    def _merged(cls, m: float, d: float, o: tuple) -> "PartialAttention":
+    def _merged(cls, m: float, d: float, o: tuple) -> PartialAttention:
         # Two valid parts merge into a valid one (finite M, ℓ >= the larger part's ℓ > 0), so the
         # checks of __post_init__ are skipped here: they were a third of a paged decode step's time.
         part = object.__new__(cls)
@@ -429,7 +432,7 @@ def online_softmax(logits, block_sizes=None) -> OnlineSoftmaxResult:
     >>> [s.alpha for s in online_softmax([3.0, 1000.0, 999.0]).steps]
     [0.0, 0.0, 1.0]
     """
-    row = _as_logits(logits)
+    row = as_logits(logits)
     state, steps = SoftmaxState(), []
     for lo, hi in _block_bounds(len(row), block_sizes):
         new = state.update(row[lo:hi])
@@ -440,14 +443,13 @@ def online_softmax(logits, block_sizes=None) -> OnlineSoftmaxResult:
 
 # --------------------------------------------------------------------------- attention
 
+
 def _as_matrix(x, name: str) -> list[list[float]]:
     rows = []
     for i, r in enumerate(_rows_of(x, name, "a list of rows (lists of floats)")):
-        row = [_as_float(v, f"{name}[{i}][{j}]", False)
-               for j, v in enumerate(_rows_of(r, f"{name}[{i}]", "a list of floats"))]
+        row = [_as_float(v, f"{name}[{i}][{j}]", False) for j, v in enumerate(_rows_of(r, f"{name}[{i}]", "a list of floats"))]
         if rows and len(row) != len(rows[0]):
-            raise ValueError(f"{name} is ragged: row {i} has {len(row)} entries, "
-                             f"expected {len(rows[0])} like row 0")
+            raise ValueError(f"{name} is ragged: row {i} has {len(row)} entries, expected {len(rows[0])} like row 0")
         if not row:
             raise ValueError(f"{name}[{i}] is empty; expected a head dimension >= 1")
         rows.append(row)
@@ -469,8 +471,10 @@ def _score(scale: float, q_row, k_row, i: int, j: int) -> float:
     """scale * q_row . k_row, the score of query i and key j; AttentionOverflow when not finite."""
     s = scale * sum(a * b for a, b in zip(q_row, k_row))
     if not math.isfinite(s):
-        raise AttentionOverflow(f"the score of query {i} and key {j} is {s!r}: scale * q . k overflows float64; "
-                                "expected a finite float (reduce the scale or the inputs)")
+        raise AttentionOverflow(
+            f"the score of query {i} and key {j} is {s!r}: scale * q . k overflows float64; "
+            "expected a finite float (reduce the scale or the inputs)"
+        )
     return s
 
 
@@ -486,8 +490,7 @@ def _check_inputs(q, k, v, causal, scale):
     if not k:
         raise ValueError("k has no rows; expected N_k >= 1 keys")
     if q and len(q[0]) != len(k[0]):
-        raise ValueError(f"head dimension mismatch: q rows have d = {len(q[0])}, "
-                         f"k rows have d = {len(k[0])}; expected equal")
+        raise ValueError(f"head dimension mismatch: q rows have d = {len(q[0])}, k rows have d = {len(k[0])}; expected equal")
     if len(v) != len(k):
         raise ValueError(f"v has {len(v)} rows, k has {len(k)}; expected one value per key")
     if not isinstance(causal, bool):
@@ -593,8 +596,9 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             cols = range(c0, min(c0 + block_k, n_k))
             if causal and c0 > rows[-1] + offset:
                 break  # this tile and all later ones are fully masked
-            tile = [[_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
-                     for j in cols] for i in rows]  # (block_q, block_k) scores
+            tile = [
+                [_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in cols] for i in rows
+            ]  # (block_q, block_k) scores
             for t, s_row in enumerate(tile):
                 m_new = max(m[t], max(s_row))
                 if m_new == NEG_INF:
@@ -602,8 +606,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
                 alpha = rescaling_factor(m[t], m_new)
                 p = [math.exp(s - m_new) for s in s_row]  # (block_k,), masked -> 0.0
                 l[t] = l[t] * alpha + sum(p)
-                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols))
-                          for c, a in enumerate(acc[t])]
+                acc[t] = [a * alpha + sum(p[u] * v[j][c] for u, j in enumerate(cols)) for c, a in enumerate(acc[t])]
                 m[t] = m_new
             if trace is not None:
                 trace.append((r0, c0, list(m)))
@@ -616,8 +619,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             if not all(math.isfinite(x) for x in row):
                 # The unnormalized accumulator (up to l * max|v|) passed 1.8e308 although the
                 # average may not: this row again, with the weights normalized first.
-                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF
-                               for j in range(n_k)], v)
+                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in range(n_k)], v)
             out.append(row)
             lse.append(m[t] + math.log(l[t]))
     return out, lse
@@ -665,7 +667,7 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
     for name, x in (("o", o), ("d_o", d_o)):
         if len(x) != n_q or (x and len(x[0]) != d_v):
             raise ValueError(f"{name} is {len(x)} x {len(x[0]) if x else 0}; expected N_q x d_v = {n_q} x {d_v}")
-    lse = _as_logits(lse, "lse")
+    lse = as_logits(lse, "lse")
     if len(lse) != n_q:
         raise ValueError(f"lse has {len(lse)} entries; expected one per query, {n_q}")
     offset = n_k - n_q  # bottom-right causal alignment, as in the forward pass
@@ -700,6 +702,7 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
 
 
 # --------------------------------------------------------------------------- float32 demo
+
 
 class Float32Overflow(OverflowError):
     """exp overflowed to inf in emulated float32 (the next step would be inf/inf = NaN).
@@ -738,17 +741,19 @@ def _as_float32_logits(logits) -> list[float]:
 
     Raises Float32Overflow for a finite logit that float32 cannot hold
     (it would round to +-inf: +inf makes inf / inf = NaN, -inf would mask it
-    silently), besides ``_as_logits``' ValueError / TypeError.
+    silently), besides ``as_logits``' ValueError / TypeError.
 
     >>> _as_float32_logits([0.1, float("-inf")])
     [0.10000000149011612, -inf]
     """
     row = []
-    for i, x in enumerate(_as_logits(logits)):
+    for i, x in enumerate(as_logits(logits)):
         r = to_float32(x)
         if math.isinf(r) and math.isfinite(x):
-            raise Float32Overflow(f"logits[{i}] = {x!r} does not fit float32 (finite floats up to +-{FLOAT32_MAX!r}): "
-                                  "it would round to " + ("inf, and inf / inf is NaN" if x > 0 else "-inf, masking it"))
+            raise Float32Overflow(
+                f"logits[{i}] = {x!r} does not fit float32 (finite floats up to +-{FLOAT32_MAX!r}): "
+                "it would round to " + ("inf, and inf / inf is NaN" if x > 0 else "-inf, masking it")
+            )
         row.append(r)
     return row
 
@@ -787,8 +792,7 @@ def softmax_naive_float32(logits) -> list[float]:
     for x in row:
         e = _exp32(x)
         if e == math.inf:
-            raise Float32Overflow(f"float32 exp({x!r}) = inf (logit > {FLOAT32_EXP_MAX}); "
-                                  "inf / inf would be NaN")
+            raise Float32Overflow(f"float32 exp({x!r}) = inf (logit > {FLOAT32_EXP_MAX}); inf / inf would be NaN")
         exps.append(e)
     total = 0.0
     for e in exps:

@@ -41,12 +41,10 @@ def _checked_data(data):
     """The constructor's checks: data as a float; TypeError/ValueError if it is not
     an int/float or not finite."""
     if isinstance(data, Value) or not isinstance(data, (int, float)):
-        raise TypeError(f"Value data must be an int or float, "
-                        f"got {type(data).__name__!r}")
+        raise TypeError(f"Value data must be an int or float, got {type(data).__name__!r}")
     data = float(data)
     if not math.isfinite(data):
-        raise ValueError(f"Value data must be finite, got {data!r}: NaN and "
-                         f"inf are rejected so no gradient turns into NaN")
+        raise ValueError(f"Value data must be finite, got {data!r}: NaN and inf are rejected so no gradient turns into NaN")
     return data
 
 
@@ -55,8 +53,7 @@ def _checked_result(data, children, op):
     operands if it is inf or NaN, else the constructor's checks."""
     if not math.isfinite(data):
         args = ", ".join(repr(c.data) for c in children)
-        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, "
-                            f"beyond float64's largest finite 1.8e308")
+        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, beyond float64's largest finite 1.8e308")
     return _checked_data(data)
 
 
@@ -67,18 +64,17 @@ def _operand(other, symbol):
     if type(other) is float and not other - other:  # a finite float: no checks
         leaf = _new(Value)
         leaf.data, leaf.grad, leaf._backward = other, 0.0, _no_backward
-        leaf._prev, leaf._op, leaf.label = (), '', ''
+        leaf._prev, leaf._op, leaf.label = (), "", ""
         return leaf
     if isinstance(other, (int, float)):  # bool is an int: fine as a number
         return Value(other)
-    raise TypeError(f"unsupported operand type for Value {symbol}: "
-                    f"{type(other).__name__!r}; expected int, float or Value")
+    raise TypeError(f"unsupported operand type for Value {symbol}: {type(other).__name__!r}; expected int, float or Value")
 
 
 def _power(a, b):
     """a ** b as a float, with an OverflowError that names both numbers."""
     try:
-        return float(a ** b)
+        return float(a**b)
     except OverflowError:
         raise OverflowError(f"Value **: {a!r} ** {b!r} overflows float64") from None
 
@@ -100,7 +96,7 @@ def _power_gradient(c, a, p, e):
             if math.isfinite(g):
                 return g
     try:
-        return c * float(a ** e)
+        return c * float(a**e)
     except OverflowError:
         return math.inf
 
@@ -126,7 +122,7 @@ def _unary(data, child, op, local):
     out = _new(Value)  # the fields in __init__'s order, as in every node
     out.data, out.grad = data, 0.0
     out._backward = partial(_chain1, out, child, local)
-    out._prev, out._op, out.label = (child,), op, ''
+    out._prev, out._op, out.label = (child,), op, ""
     return out
 
 
@@ -138,7 +134,7 @@ def _binary(data, left, right, op, local_left, local_right):
     out.data, out.grad = data, 0.0
     out._backward = partial(_chain2, out, left, right, local_left, local_right)
     out._prev = (left, right) if left is not right else (left,)  # a * a: one child
-    out._op, out.label = op, ''
+    out._op, out.label = op, ""
     return out
 
 
@@ -164,7 +160,7 @@ class Value:
     (Value(data=10.0000, grad=1.0000), 6.0)
     """
 
-    def __init__(self, data, _children=(), _op='', label=''):
+    def __init__(self, data, _children=(), _op="", label=""):
         if type(data) is not float or data - data:  # not a finite float
             data = _checked_data(data)
         self.data = data
@@ -186,8 +182,8 @@ class Value:
         3.0
         """
         if not isinstance(other, Value):
-            other = _operand(other, '+')
-        return _binary(self.data + other.data, self, other, '+', 1.0, 1.0)
+            other = _operand(other, "+")
+        return _binary(self.data + other.data, self, other, "+", 1.0, 1.0)
 
     def __mul__(self, other):
         """self * other; d/dself = other, d/dother = self.
@@ -196,9 +192,9 @@ class Value:
         6.0
         """
         if not isinstance(other, Value):
-            other = _operand(other, '*')
+            other = _operand(other, "*")
         a, b = self.data, other.data
-        return _binary(a * b, self, other, '*', b, a)
+        return _binary(a * b, self, other, "*", b, a)
 
     def __sub__(self, other):
         """self - other; d/dself = 1, d/dother = -1.
@@ -207,8 +203,8 @@ class Value:
         -2.0
         """
         if not isinstance(other, Value):
-            other = _operand(other, '-')
-        return _binary(self.data - other.data, self, other, '-', 1.0, -1.0)
+            other = _operand(other, "-")
+        return _binary(self.data - other.data, self, other, "-", 1.0, -1.0)
 
     def __truediv__(self, other):
         """self / other; d/dself = 1/other, d/dother = -self/other**2.
@@ -217,14 +213,13 @@ class Value:
         >>> (Value(1) / 4).data
         0.25
         """
-        other = _operand(other, '/')
+        other = _operand(other, "/")
         b = other.data
         if b == 0.0:
-            raise ZeroDivisionError(f"division by {other!r} (label {other.label!r}):"
-                                    f" the divisor's data must be nonzero")
+            raise ZeroDivisionError(f"division by {other!r} (label {other.label!r}): the divisor's data must be nonzero")
         q = self.data / b
         # -a/b**2 written as -(a/b)/b: b**2 could overflow where a/b does not
-        return _binary(q, self, other, '/', 1.0 / b, -q / b)
+        return _binary(q, self, other, "/", 1.0 / b, -q / b)
 
     def __pow__(self, other):
         """self ** k for an int/float k (d/dself = k self**(k-1)) or a Value b
@@ -241,23 +236,22 @@ class Value:
         if isinstance(other, Value):
             b = other.data
             if a <= 0:
-                raise ValueError(f"Value ** Value needs a base > 0, got base {a!r} "
-                                 f"(label {self.label!r}): the exponent's gradient "
-                                 f"a**b * ln(a) is undefined for a <= 0")
+                raise ValueError(
+                    f"Value ** Value needs a base > 0, got base {a!r} "
+                    f"(label {self.label!r}): the exponent's gradient "
+                    f"a**b * ln(a) is undefined for a <= 0"
+                )
             p = _power(a, b)
-            return _binary(p, self, other, '**', _power_gradient(b, a, p, b - 1), p * math.log(a))
+            return _binary(p, self, other, "**", _power_gradient(b, a, p, b - 1), p * math.log(a))
         if not isinstance(other, (int, float)):
-            raise TypeError(f"unsupported operand type for Value **: "
-                            f"{type(other).__name__!r}; expected int, float or Value")
+            raise TypeError(f"unsupported operand type for Value **: {type(other).__name__!r}; expected int, float or Value")
         k = other
         if not math.isfinite(k):
             raise ValueError(f"exponent must be finite, got {k!r}")
         if a < 0 and not float(k).is_integer():
-            raise ValueError(f"{a!r} ** {k!r} is complex: a negative base needs an "
-                             f"integer exponent")
+            raise ValueError(f"{a!r} ** {k!r} is complex: a negative base needs an integer exponent")
         if a == 0 and k < 0:
-            raise ZeroDivisionError(f"0.0 ** {k!r}: zero cannot be raised to a "
-                                    f"negative power")
+            raise ZeroDivisionError(f"0.0 ** {k!r}: zero cannot be raised to a negative power")
         p = _power(a, k)
         if k == 0:
             local = 0.0  # d(a**0)/da = 0, even at a == 0 where a**-1 is undefined
@@ -265,7 +259,7 @@ class Value:
             local = math.inf if k < 1 else k * a ** (k - 1)
         else:
             local = _power_gradient(k, a, p, k - 1)  # = k a**(k-1)
-        return _unary(p, self, f'**{k:g}', local)
+        return _unary(p, self, f"**{k:g}", local)
 
     def __neg__(self):
         """-self; d/dself = -1.
@@ -273,27 +267,27 @@ class Value:
         >>> (-Value(2)).data
         -2.0
         """
-        return _unary(-self.data, self, 'neg', -1.0)
+        return _unary(-self.data, self, "neg", -1.0)
 
     def __radd__(self, other):
         """other + self, so ``2 + v`` and ``sum(values)`` (0 + v) work."""
-        return _operand(other, '+') + self
+        return _operand(other, "+") + self
 
     def __rmul__(self, other):
         """other * self, e.g. ``2 * v``."""
-        return _operand(other, '*') * self
+        return _operand(other, "*") * self
 
     def __rsub__(self, other):
         """other - self, e.g. ``1 - v``."""
-        return _operand(other, '-') - self
+        return _operand(other, "-") - self
 
     def __rtruediv__(self, other):
         """other / self, e.g. ``1 / v``."""
-        return _operand(other, '/') / self
+        return _operand(other, "/") / self
 
     def __rpow__(self, other):
         """other ** self, e.g. ``2 ** v`` (a Value exponent; base must be > 0)."""
-        return _operand(other, '**') ** self
+        return _operand(other, "**") ** self
 
     # --- unary functions: _unary(result, self, op, d/dself)
     def tanh(self):
@@ -303,7 +297,7 @@ class Value:
         1.0
         """
         t = math.tanh(self.data)
-        return _unary(t, self, 'tanh', 1.0 - t * t)
+        return _unary(t, self, "tanh", 1.0 - t * t)
 
     def exp(self):
         """e ** self; d/dself = e ** self.
@@ -315,9 +309,8 @@ class Value:
         try:
             e = math.exp(self.data)
         except OverflowError:
-            raise OverflowError(f"exp({self.data!r}) overflows float64: the largest "
-                                f"input is ln(DBL_MAX) = 709.782712893384") from None
-        return _unary(e, self, 'exp', e)
+            raise OverflowError(f"exp({self.data!r}) overflows float64: the largest input is ln(DBL_MAX) = 709.782712893384") from None
+        return _unary(e, self, "exp", e)
 
     def log(self):
         """Natural log of self; d/dself = 1/self. Raises ValueError for data <= 0.
@@ -328,7 +321,7 @@ class Value:
         x = self.data
         if x <= 0:
             raise ValueError(f"log({x!r}) is undefined: log needs data > 0")
-        return _unary(math.log(x), self, 'log', 1.0 / x)
+        return _unary(math.log(x), self, "log", 1.0 / x)
 
     def relu(self):
         """max(0, self); d/dself = 1 if self > 0 else 0.
@@ -338,8 +331,7 @@ class Value:
         """
         # at exactly 0 the subgradient 0 is used, as micrograd and PyTorch do
         positive = self.data > 0
-        return _unary(self.data if positive else 0.0, self, 'ReLU',
-                      1.0 if positive else 0.0)
+        return _unary(self.data if positive else 0.0, self, "ReLU", 1.0 if positive else 0.0)
 
     def sigmoid(self):
         """1 / (1 + e**-self), stable for large |self|; d/dself = s (1 - s).
@@ -353,7 +345,7 @@ class Value:
         else:  # e**x underflows to 0 instead of e**-x overflowing
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _unary(s, self, 'sigmoid', s * (1.0 - s))
+        return _unary(s, self, "sigmoid", s * (1.0 - s))
 
     # --- the backward pass
     def backward(self):
@@ -386,8 +378,7 @@ class Value:
         if total - total:
             for node in order:
                 if not math.isfinite(node.grad):
-                    raise OverflowError(f"gradient is not finite after backward(): {node!r} "
-                                        f"(op {node._op!r}, label {node.label!r})")
+                    raise OverflowError(f"gradient is not finite after backward(): {node!r} (op {node._op!r}, label {node.label!r})")
 
     def zero_grad(self):
         """Set grad = 0.0 on every node reachable from self (iterative).
@@ -401,8 +392,7 @@ class Value:
 
 def _no_prev(node):
     """The TypeError for a node without children ``_prev`` (names its type)."""
-    return TypeError(f"expected a micrograd-style Value with a _prev field "
-                     f"(its children), got {type(node).__name__!r}")
+    return TypeError(f"expected a micrograd-style Value with a _prev field (its children), got {type(node).__name__!r}")
 
 
 def _walk(root, reset):
@@ -501,13 +491,13 @@ def build_neuron(Value=Value):
         x1w1x2w2 = x1w1 + x2w2
         n = x1w1x2w2 + b
         o = n.tanh()
-        nodes = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2,
-                     x1w1x2w2=x1w1x2w2, n=n, o=o)
+        nodes = dict(x1=x1, x2=x2, w1=w1, w2=w2, b=b, x1w1=x1w1, x2w2=x2w2, x1w1x2w2=x1w1x2w2, n=n, o=o)
         for name, node in nodes.items():
             node.label = name
     except AttributeError as exc:  # a class without tanh or a settable label: say which argument
-        raise TypeError(f"build_neuron: Value = {Value!r:.60} does not make nodes with micrograd's +, *, "
-                        f"tanh and label ({exc})") from exc
+        raise TypeError(
+            f"build_neuron: Value = {Value!r:.60} does not make nodes with micrograd's +, *, tanh and label ({exc})"
+        ) from exc
     return SimpleNamespace(**nodes)
 
 
@@ -537,5 +527,6 @@ def numerical_gradient(f, xs, h=1e-6):
 
     def f_at(i, step):  # f with x_i moved by step
         out = f(*[Value(v + step if j == i else v) for j, v in enumerate(point)])
-        return float(getattr(out, 'data', out))
+        return float(getattr(out, "data", out))
+
     return [(f_at(i, h) - f_at(i, -h)) / (2 * h) for i in range(len(point))]

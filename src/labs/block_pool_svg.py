@@ -70,10 +70,10 @@ class BlockPoolDiagram:
     def description(self) -> str:
         """Plain-text summary (the <desc>): the counts and each request's blocks."""
         c = self.counts()
-        held = "; ".join(f"request {rid}: blocks {[v.block for v in self.views if rid in v.holders]}"
-                         for rid in self.colours)
-        return (f"{len(self.views)} physical blocks: {c['in use']} in use, {c['cached']} cached, "
-                f"{c['free']} free." + (f" {held}." if held else ""))
+        held = "; ".join(f"request {rid}: blocks {[v.block for v in self.views if rid in v.holders]}" for rid in self.colours)
+        return f"{len(self.views)} physical blocks: {c['in use']} in use, {c['cached']} cached, {c['free']} free." + (
+            f" {held}." if held else ""
+        )
 
     def _repr_svg_(self) -> str:
         n, cols, step = len(self.views), min(self.columns, len(self.views)), self.CELL + self.GAP
@@ -84,34 +84,40 @@ class BlockPoolDiagram:
         height = legend_top + 20 * (1 + (len(legend) + 3) // 4) + 4
         uid = next(_ids)
         c = self.counts()
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-               f'style="max-width:{width}px;height:auto" role="img" class="block-pool" '
-               f'aria-labelledby="pool-title-{uid}" aria-describedby="pool-desc-{uid}" '
-               'font-family="system-ui, sans-serif" font-size="11" fill="currentColor">',
-               f'<title id="pool-title-{uid}">{escape(self.title)}</title>',
-               f'<desc id="pool-desc-{uid}">{escape(self.description())}</desc>',
-               f'<text x="{self.LEFT}" y="18">{escape(self.title)}: {c["in use"]} in use, '
-               f'{c["cached"]} cached, {c["free"]} free</text>']
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+            f'style="max-width:{width}px;height:auto" role="img" class="block-pool" '
+            f'aria-labelledby="pool-title-{uid}" aria-describedby="pool-desc-{uid}" '
+            'font-family="system-ui, sans-serif" font-size="11" fill="currentColor">',
+            f'<title id="pool-title-{uid}">{escape(self.title)}</title>',
+            f'<desc id="pool-desc-{uid}">{escape(self.description())}</desc>',
+            f'<text x="{self.LEFT}" y="18">{escape(self.title)}: {c["in use"]} in use, {c["cached"]} cached, {c["free"]} free</text>',
+        ]
         for i, v in enumerate(self.views):
             x, y = self.LEFT + (i % cols) * step, self.TOP + (i // cols) * step
             box = f'x="{x}" y="{y}" width="{self.CELL}" height="{self.CELL}" rx="3"'
             if v.holders:
                 out.append(f'<rect {box} fill="{self.colours[v.holders[0]]}" stroke="currentColor"/>')
                 if len(v.holders) > 1:  # shared through the prefix cache
-                    out.append(f'<text x="{x + self.CELL / 2}" y="{y + 17}" text-anchor="middle" '
-                               f'fill="#fff" font-weight="bold">{len(v.holders)}</text>')
+                    out.append(
+                        f'<text x="{x + self.CELL / 2}" y="{y + 17}" text-anchor="middle" '
+                        f'fill="#fff" font-weight="bold">{len(v.holders)}</text>'
+                    )
             elif v.cached:
-                out.append(f'<rect {box} fill="none" stroke="currentColor" stroke-width="2" stroke-dasharray="3 2"/>'
-                           f'<text x="{x + self.CELL / 2}" y="{y + 17}" text-anchor="middle">c</text>')
+                out.append(
+                    f'<rect {box} fill="none" stroke="currentColor" stroke-width="2" stroke-dasharray="3 2"/>'
+                    f'<text x="{x + self.CELL / 2}" y="{y + 17}" text-anchor="middle">c</text>'
+                )
             else:
                 out.append(f'<rect {box} fill="none" stroke="currentColor" stroke-opacity="0.45"/>')
         for i, (rid, colour) in enumerate(legend):
             x, y = self.LEFT + (i % 4) * 110, legend_top + 20 * (i // 4)
-            out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{colour}"/>'
-                       f'<text x="{x + 17}" y="{y + 10}">request {escape(str(rid))[:14]}</text>')
+            out.append(
+                f'<rect x="{x}" y="{y}" width="12" height="12" fill="{colour}"/>'
+                f'<text x="{x + 17}" y="{y + 10}">request {escape(str(rid))[:14]}</text>'
+            )
         y = legend_top + 20 * ((len(legend) + 3) // 4)
-        out.append(f'<text x="{self.LEFT}" y="{y + 10}">number: requests sharing a block · c: cached, free · '
-                   'empty: free</text>')
+        out.append(f'<text x="{self.LEFT}" y="{y + 10}">number: requests sharing a block · c: cached, free · empty: free</text>')
         out.append("</svg>")
         return "\n".join(out)
 
@@ -152,16 +158,22 @@ class ServingReport:
         """The running figures, one line."""
         s, kv = self.engine.stats, self.engine.kv
         rate = s.tokens_generated / self.seconds if self.seconds > 0 else 0.0
-        return (f"{s.tokens_generated} tokens in {s.steps} steps, {self.seconds:.2f} s ({rate:.0f} tokens/s); "
-                f"blocks in use {s.blocks_in_use} of {kv.num_blocks}; prefix hit rate {s.prefix_hit_rate:.0%}; "
-                f"preemptions {s.preemptions}")
+        return (
+            f"{s.tokens_generated} tokens in {s.steps} steps, {self.seconds:.2f} s ({rate:.0f} tokens/s); "
+            f"blocks in use {s.blocks_in_use} of {kv.num_blocks}; prefix hit rate {s.prefix_hit_rate:.0%}; "
+            f"preemptions {s.preemptions}"
+        )
 
     def _repr_html_(self) -> str:
         decode = self.engine.model.tokenizer.decode
         lines = []
         for rid, request in self.engine.requests.items():
             style = f' style="border-bottom:3px solid {self.pool.colours[rid]}"'
-            lines.append(f"{escape(str(rid))[:14]:>3} {request.status:8} {escape(decode(request.prompt_ids))}"
-                         f"<b{style}>{escape(decode(request.output_ids))}</b>")
-        return (f'<div class="serving-report"><p>{escape(self.summary())}</p>'
-                f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_svg_()}</div>')
+            lines.append(
+                f"{escape(str(rid))[:14]:>3} {request.status:8} {escape(decode(request.prompt_ids))}"
+                f"<b{style}>{escape(decode(request.output_ids))}</b>"
+            )
+        return (
+            f'<div class="serving-report"><p>{escape(self.summary())}</p>'
+            f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_svg_()}</div>'
+        )

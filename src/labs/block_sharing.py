@@ -42,16 +42,23 @@ from labs.paged_attention import (
     LRUBlockAllocator,
     OutOfBlocksError,
     UnknownSequenceError,
-    _blocks_for,
-    _check_int,
+    blocks_for,
+    check_int,
 )
 
 # The most token slots (num_blocks x block_size) in a CachingBlockManager's pool, a list in memory:
 # paged_attention's MAX_COUNT blocks of vLLM's 16 slots. Requests in a workload share MAX_COUNT.
 MAX_POOL_SLOTS = MAX_COUNT * DEFAULT_BLOCK_SIZE
 
-__all__ = ["CachingBlockManager", "LRUBlockAllocator", "SharingSimulation", "block_hash", "describe_workload",
-           "sharing_workload", "simulate_sharing"]
+__all__ = [
+    "CachingBlockManager",
+    "LRUBlockAllocator",
+    "SharingSimulation",
+    "block_hash",
+    "describe_workload",
+    "sharing_workload",
+    "simulate_sharing",
+]
 
 
 def _tokens(name: str, tokens) -> tuple[int, ...]:
@@ -139,8 +146,10 @@ class CachingBlockManager:
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, cache_decoded: bool = True):
         self.allocator = LRUBlockAllocator(num_blocks, block_size)
         if num_blocks * block_size > MAX_POOL_SLOTS:
-            raise ValueError(f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
-                             f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)")
+            raise ValueError(
+                f"a pool of {num_blocks:,} blocks x {block_size:,} slots is {num_blocks * block_size:,} "
+                f"slots; expected at most {MAX_POOL_SLOTS:,} (labs.block_sharing.MAX_POOL_SLOTS)"
+            )
         self.block_size = block_size
         self.cache_decoded = bool(cache_decoded)
         self.tables: dict = {}
@@ -191,7 +200,7 @@ class CachingBlockManager:
         self.allocator._check_block(src)
         self.allocator._check_block(dst)
         bs = self.block_size
-        self.pool[dst * bs:(dst + 1) * bs] = self.pool[src * bs:(src + 1) * bs]
+        self.pool[dst * bs : (dst + 1) * bs] = self.pool[src * bs : (src + 1) * bs]
 
     def allocate(self) -> int:
         """A block for new tokens: the front of the free queue, evicted from the prefix cache if it was cached.
@@ -237,10 +246,10 @@ class CachingBlockManager:
         ([0, None], None)
         """
         prompt, bs = _tokens("prompt", prompt), self.block_size
-        limit = len(prompt) if max_hit_tokens is None else _check_int("max_hit_tokens", max_hit_tokens, 0)
+        limit = len(prompt) if max_hit_tokens is None else check_int("max_hit_tokens", max_hit_tokens, 0)
         plan, parent, hitting = [], None, True  # (key or None, cached block or None) per block
         for start in range(0, len(prompt), bs):
-            chunk = prompt[start:start + bs]
+            chunk = prompt[start : start + bs]
             if len(chunk) < bs:  # a partly filled block is never cached
                 plan.append((None, None))
                 continue
@@ -252,7 +261,7 @@ class CachingBlockManager:
             # would make a sequence read another's keys and values. So compare the
             # cached block's whole prefix; on a mismatch, a miss (its key stays with
             # the block that holds it: _register keeps the first).
-            if block is not None and self._prefix_of[block] != prompt[:start + bs]:
+            if block is not None and self._prefix_of[block] != prompt[: start + bs]:
                 block = None
             plan.append((parent, block))
             hitting = block is not None
@@ -291,8 +300,9 @@ class CachingBlockManager:
         misses = sum(block is None for _, block in plan)
         woken = sum(1 for _, block in plan if block is not None and self.allocator.ref_count(block) == 0)
         if misses + woken > self.allocator.num_free:  # check first: a failed add leaves nothing behind
-            raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                   f"({misses + woken} needed, {self.allocator.num_free} free)")
+            raise OutOfBlocksError(
+                f"Out of memory! No free blocks are available. ({misses + woken} needed, {self.allocator.num_free} free)"
+            )
         for _, block in plan:  # touch the hits first, so no allocation below evicts them
             if block is not None:
                 self.allocator.share(block)
@@ -301,7 +311,7 @@ class CachingBlockManager:
             if block is None:
                 block = self.allocate()
                 if key is not None:  # a miss on a full block: register it
-                    self._register(block, key, prompt[:len(table) * bs + bs])
+                    self._register(block, key, prompt[: len(table) * bs + bs])
             table.append(block)
         self.tables[seq_id], self.lengths[seq_id] = table, len(prompt)
         self._keys[seq_id] = [key for key, _ in plan if key is not None]
@@ -405,8 +415,7 @@ class SharingSimulation:
         return self.block_steps_prompt / self.block_steps_unshared
 
 
-def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40),
-                     output_range=(16, 128)) -> list[tuple[int, int]]:
+def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40), output_range=(16, 128)) -> list[tuple[int, int]]:
     """Reproducible (prompt_len, output_len) pairs, uniform in the given inclusive ranges, in tokens.
 
     Short instruction-style requests; integer draws only, so CPython and
@@ -416,11 +425,11 @@ def sharing_workload(num_requests: int = 32, seed: int = 0, prompt_range=(8, 40)
     >>> sharing_workload(2, seed=1) == sharing_workload(2, seed=1)
     True
     """
-    _check_int("num_requests", num_requests, 1, MAX_COUNT)
+    check_int("num_requests", num_requests, 1, MAX_COUNT)
     for name, (low, high) in (("prompt_range", prompt_range), ("output_range", output_range)):
-        if not 1 <= _check_int(f"{name}[0]", low) <= _check_int(f"{name}[1]", high):
+        if not 1 <= check_int(f"{name}[0]", low) <= check_int(f"{name}[1]", high):
             raise ValueError(f"{name} = {(low, high)}: expected 1 <= low <= high")
-    rng = random.Random(_check_int("seed", seed))
+    rng = random.Random(check_int("seed", seed))
     return [(rng.randint(*prompt_range), rng.randint(*output_range)) for _ in range(num_requests)]
 
 
@@ -441,16 +450,19 @@ def describe_workload(workload) -> str:
     for i, pair in enumerate(pairs):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise TypeError(f"workload[{i}] = {pair!r:.60}; expected a (prompt_len, output_len) pair of token counts")
-        _check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
-        _check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
+        check_int(f"workload[{i}][0] (prompt_len)", pair[0], 0)
+        check_int(f"workload[{i}][1] (output_len)", pair[1], 0)
     prompts, outputs = [p for p, _ in pairs], [o for _, o in pairs]
-    return (f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
-            f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
-            f"(mean {sum(outputs) / len(outputs):.0f})")
+    return (
+        f"{len(pairs)} requests, prompts {min(prompts)}-{max(prompts)} tokens "
+        f"(mean {sum(prompts) / len(prompts):.0f}), outputs {min(outputs)}-{max(outputs)} "
+        f"(mean {sum(outputs) / len(outputs):.0f})"
+    )
 
 
-def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE,
-                     prefix_len: int = 0, seed: int = 0, engine: str = "v0") -> SharingSimulation:
+def simulate_sharing(
+    case: str, workload, width: int = 1, block_size: int = DEFAULT_BLOCK_SIZE, prefix_len: int = 0, seed: int = 0, engine: str = "v0"
+) -> SharingSimulation:
     """Count KV blocks held with sharing (a CachingBlockManager) and without, in one of the paper's cases.
 
     Args:
@@ -491,29 +503,29 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
         raise ValueError(f"unknown engine {engine!r}: expected 'v0' or 'v1'")
     if engine == "v1" and case != "parallel":
         raise ValueError(f"engine 'v1' models parallel sampling only, got case {case!r}")
-    _check_int("width", width, 1)
-    _check_int("block_size", block_size, 1)
-    _check_int("prefix_len", prefix_len, 0)
-    pairs = [(_check_int("prompt_len", p, 1), _check_int("output_len", o, 1)) for p, o in workload]
+    check_int("width", width, 1)
+    check_int("block_size", block_size, 1)
+    check_int("prefix_len", prefix_len, 0)
+    pairs = [(check_int("prompt_len", p, 1), check_int("output_len", o, 1)) for p, o in workload]
     if not pairs:
         raise ValueError("workload is empty; expected at least one (prompt_len, output_len) pair")
-    rng = random.Random(_check_int("seed", seed))
+    rng = random.Random(check_int("seed", seed))
     shared = unshared = prompt_steps = 0
     if case == "prefix":  # all requests in one batch: they are alive together
         prefix = list(range(prefix_len))
         longest = max(o for _, o in pairs)
-        pool = sum(_blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
+        pool = sum(blocks_for(prefix_len + p + o, block_size) for p, o in pairs)
         m = CachingBlockManager(pool, block_size)
         for i, (p, _) in enumerate(pairs):
             # The request's own text after the prefix: a token no other request
             # or the prefix uses (not -1 - i: hash(-1) == hash(-2) in CPython).
             m.add_sequence(i, prefix + [prefix_len + i] * p)
         for step in range(longest):
-            for i, (p, o) in enumerate(pairs):
+            for i, (_, o) in enumerate(pairs):
                 if step < o:
                     m.append_token(i, step)
             shared += m.allocator.num_used
-            unshared += sum(_blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
+            unshared += sum(blocks_for(m.lengths[i], block_size) for i in m.seq_ids)
             prompt_steps += len(m.seq_ids) * (prefix_len // block_size)
             for i, (_, o) in enumerate(pairs):
                 if step == o - 1:
@@ -524,7 +536,7 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
             outputs = [rng.randint(max(1, o // 2), o + o // 2) for _ in range(width)]
         else:
             outputs = [o] * width
-        pool = width * _blocks_for(p + max(outputs), block_size) + width
+        pool = width * blocks_for(p + max(outputs), block_size) + width
         m = CachingBlockManager(pool, block_size)
         m.add_sequence(0, list(range(p)))
         for k in range(1, width):
@@ -545,7 +557,7 @@ def simulate_sharing(case: str, workload, width: int = 1, block_size: int = DEFA
             for s in live:
                 m.append_token(s, step)
             shared += m.allocator.num_used
-            unshared += sum(_blocks_for(m.lengths[s], block_size) for s in live)
+            unshared += sum(blocks_for(m.lengths[s], block_size) for s in live)
             prompt_steps += len(live) * (p // block_size)  # full blocks: all that stays shared
             if case == "parallel":
                 for s in list(live):

@@ -32,14 +32,18 @@ def _slots(x: float, y: float, filled: int, block_size: int) -> list[str]:
     """Slot strip of one block: one cell per slot (bar for large blocks), filled ones shaded."""
     w = BW - 8
     if block_size > 32:  # too many cells to read: a proportional bar
-        return [f'<rect x="{x + 4}" y="{y + 18}" width="{w}" height="8" fill="none" stroke="currentColor" '
-                f'stroke-opacity="0.4"/>',
-                f'<rect x="{x + 4}" y="{y + 18}" width="{w * filled / block_size:.2f}" height="8" '
-                f'fill="currentColor" fill-opacity="0.45"/>']
+        return [
+            f'<rect x="{x + 4}" y="{y + 18}" width="{w}" height="8" fill="none" stroke="currentColor" stroke-opacity="0.4"/>',
+            f'<rect x="{x + 4}" y="{y + 18}" width="{w * filled / block_size:.2f}" height="8" '
+            f'fill="currentColor" fill-opacity="0.45"/>',
+        ]
     cell = w / block_size
-    return [f'<rect x="{x + 4 + i * cell:.2f}" y="{y + 18}" width="{cell:.2f}" height="8" '
-            f'fill="currentColor" fill-opacity="{0.5 if i < filled else 0.08}" stroke="currentColor" '
-            f'stroke-opacity="0.25" stroke-width="0.5"/>' for i in range(block_size)]
+    return [
+        f'<rect x="{x + 4 + i * cell:.2f}" y="{y + 18}" width="{cell:.2f}" height="8" '
+        f'fill="currentColor" fill-opacity="{0.5 if i < filled else 0.08}" stroke="currentColor" '
+        f'stroke-opacity="0.25" stroke-width="0.5"/>'
+        for i in range(block_size)
+    ]
 
 
 class BlockTableDiagram:
@@ -67,8 +71,15 @@ class BlockTableDiagram:
     (True, True)
     """
 
-    def __init__(self, source, num_blocks: int | None = None, block_size: int | None = None,
-                 ref_counts=None, title: str | None = None, cached=None):
+    def __init__(
+        self,
+        source,
+        num_blocks: int | None = None,
+        block_size: int | None = None,
+        ref_counts=None,
+        title: str | None = None,
+        cached=None,
+    ):
         if hasattr(source, "allocator") and isinstance(getattr(source, "tables", None), dict):
             # a manager that keeps plain lists (labs.block_sharing's, or the learner's in exercise 2)
             pool = source.allocator
@@ -98,8 +109,10 @@ class BlockTableDiagram:
         if num_blocks < 1 or block_size < 1:
             raise ValueError(f"need num_blocks >= 1 and block_size >= 1, got {num_blocks!r} and {block_size!r}")
         if num_blocks > MAX_DRAWN_BLOCKS:
-            raise ValueError(f"num_blocks = {num_blocks:,}: a diagram draws at most {MAX_DRAWN_BLOCKS:,} physical blocks "
-                             "(labs.block_table_svg.MAX_DRAWN_BLOCKS)")
+            raise ValueError(
+                f"num_blocks = {num_blocks:,}: a diagram draws at most {MAX_DRAWN_BLOCKS:,} physical blocks "
+                "(labs.block_table_svg.MAX_DRAWN_BLOCKS)"
+            )
         if title is not None and not isinstance(title, str):  # checked here, not when drawn
             raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
         for seq_id, blocks, n in entries:
@@ -107,8 +120,7 @@ class BlockTableDiagram:
                 if not isinstance(b, int) or not 0 <= b < num_blocks:
                     raise ValueError(f"sequence {seq_id!r} maps to block {b!r}, outside the pool 0..{num_blocks - 1}")
             if not isinstance(n, int) or not 0 <= n <= len(blocks) * block_size:
-                raise ValueError(f"sequence {seq_id!r}: {n!r} tokens do not fit {len(blocks)} blocks "
-                                 f"of {block_size} slots")
+                raise ValueError(f"sequence {seq_id!r}: {n!r} tokens do not fit {len(blocks)} blocks of {block_size} slots")
         if ref_counts is None:
             ref_counts = [sum(blocks.count(b) for _, blocks, _ in entries) for b in range(num_blocks)]
         ref_counts = list(ref_counts)
@@ -127,15 +139,17 @@ class BlockTableDiagram:
         >>> BlockTableDiagram([("s", [2], 3)], num_blocks=3, block_size=4).description()
         'Sequence s: 3 tokens, logical blocks 0..0 -> physical blocks [2]. 2 of 3 physical blocks free.'
         """
-        parts = [f"Sequence {s}: {n} tokens, logical blocks 0..{len(b) - 1} -> physical blocks {b}."
-                 for s, b, n in self.entries]
+        parts = [f"Sequence {s}: {n} tokens, logical blocks 0..{len(b) - 1} -> physical blocks {b}." for s, b, n in self.entries]
         shared = [f"P{b} (×{c})" for b, c in enumerate(self.ref_counts) if c >= 2]
         if shared:
             parts.append("Shared blocks: " + ", ".join(shared) + ".")
         if self.cached:
             parts.append("In the prefix cache: " + ", ".join(f"P{b}" for b in sorted(self.cached)) + ".")
-        wrong = [f"P{b} has reference count {c} but {m} table(s) map it"
-                 for b, (c, m) in enumerate(zip(self.ref_counts, self.mapped)) if c != m]
+        wrong = [
+            f"P{b} has reference count {c} but {m} table(s) map it"
+            for b, (c, m) in enumerate(zip(self.ref_counts, self.mapped))
+            if c != m
+        ]
         if wrong:
             parts.append("Reference counts disagree: " + "; ".join(wrong) + ".")
         free = sum(1 for c in self.ref_counts if c == 0)
@@ -152,25 +166,33 @@ class BlockTableDiagram:
         fan_x = x0 + max(widest, 1) * (BW + 8) + 6  # where the lines leave the rows
         wrong = any(c != m for c, m in zip(self.ref_counts, self.mapped))
         # The badge shows the reference count; the red flag says when it is not the number of tables.
-        legend = ["shaded = filled slots · dashed = free block",
-                  "×n = reference count: n block tables map the block (copy-on-write on append)"]
+        legend = [
+            "shaded = filled slots · dashed = free block",
+            "×n = reference count: n block tables map the block (copy-on-write on append)",
+        ]
         if self.cached or wrong:
-            legend.append(" · ".join(["cached = full block in the prefix cache (kept when free, until evicted)"] * bool(self.cached)
-                                     + ["count ≠ mapped: the reference count disagrees with the tables"] * wrong))
+            legend.append(
+                " · ".join(
+                    ["cached = full block in the prefix cache (kept when free, until evicted)"] * bool(self.cached)
+                    + ["count ≠ mapped: the reference count disagrees with the tables"] * wrong
+                )
+            )
         width = max(pool_x + (250 if wrong else 180), 600)
         height = top + body_h + 20 + 14 * len(legend)
         fill = [0] * self.num_blocks  # tokens held by each physical block
         for _, blocks, n in self.entries:
             for j, b in enumerate(blocks):
                 fill[b] = max(fill[b], min(bs, max(0, n - j * bs)))
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-               f'style="max-width:{width}px;height:auto" role="img" '
-               f'aria-labelledby="bt-title-{uid} bt-desc-{uid}" font-family="system-ui, sans-serif" '
-               f'font-size="11" fill="currentColor">',
-               f'<title id="bt-title-{uid}">{_esc(self.title)}</title>',
-               f'<desc id="bt-desc-{uid}">{_esc(self.description())}</desc>',
-               '<text x="8" y="20" font-weight="600">Sequences (logical blocks)</text>',
-               f'<text x="{pool_x}" y="20" font-weight="600">Physical blocks (B = {bs})</text>']
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+            f'style="max-width:{width}px;height:auto" role="img" '
+            f'aria-labelledby="bt-title-{uid} bt-desc-{uid}" font-family="system-ui, sans-serif" '
+            f'font-size="11" fill="currentColor">',
+            f'<title id="bt-title-{uid}">{_esc(self.title)}</title>',
+            f'<desc id="bt-desc-{uid}">{_esc(self.description())}</desc>',
+            '<text x="8" y="20" font-weight="600">Sequences (logical blocks)</text>',
+            f'<text x="{pool_x}" y="20" font-weight="600">Physical blocks (B = {bs})</text>',
+        ]
         for i, (seq_id, blocks, n) in enumerate(self.entries):
             y = top + i * ROW
             label = str(seq_id) if len(str(seq_id)) <= 12 else str(seq_id)[:11] + "…"
@@ -180,37 +202,46 @@ class BlockTableDiagram:
                 x = x0 + j * (BW + 8)
                 shared = self.ref_counts[b] >= 2
                 stroke = SHARED if shared else "currentColor"
-                out.append(f'<rect x="{x}" y="{y}" width="{BW}" height="{BH}" rx="3" fill="none" '
-                           f'stroke="{stroke}" stroke-width="{2 if shared else 1}"/>')
+                out.append(
+                    f'<rect x="{x}" y="{y}" width="{BW}" height="{BH}" rx="3" fill="none" '
+                    f'stroke="{stroke}" stroke-width="{2 if shared else 1}"/>'
+                )
                 out.append(f'<text x="{x + 4}" y="{y + 12}" font-size="9">L{j} → P{b}</text>')
                 out.extend(_slots(x, y, min(bs, max(0, n - j * bs)), bs))
                 # Route below the row (each block on its own track of the gutter) so no line
                 # crosses another block box; the lines fan out only in the gap before the pool.
                 yg, py = y + BH + 4 + (j % 5) * 4, top + b * POOL_ROW + BH / 2
-                out.append(f'<polyline points="{x + BW / 2},{y + BH} {x + BW / 2},{yg} {fan_x},{yg} '
-                           f'{pool_x - 4},{py}" fill="none" stroke="{stroke}" '
-                           f'stroke-opacity="{0.9 if shared else 0.55}" stroke-width="{1.5 if shared else 1}"/>')
+                out.append(
+                    f'<polyline points="{x + BW / 2},{y + BH} {x + BW / 2},{yg} {fan_x},{yg} '
+                    f'{pool_x - 4},{py}" fill="none" stroke="{stroke}" '
+                    f'stroke-opacity="{0.9 if shared else 0.55}" stroke-width="{1.5 if shared else 1}"/>'
+                )
                 out.append(f'<circle cx="{pool_x - 2}" cy="{py}" r="2.5" fill="{stroke}"/>')
         for b, count in enumerate(self.ref_counts):
             y = top + b * POOL_ROW
             shared = count >= 2
             stroke = SHARED if shared else "currentColor"
             dash = ' stroke-dasharray="3 3" stroke-opacity="0.5"' if count == 0 else ""
-            out.append(f'<rect x="{pool_x}" y="{y}" width="{BW}" height="{BH}" rx="3" '
-                       f'fill="{SHARED if shared else "none"}" fill-opacity="0.15" stroke="{stroke}" '
-                       f'stroke-width="{2 if shared else 1}"{dash}/>')
+            out.append(
+                f'<rect x="{pool_x}" y="{y}" width="{BW}" height="{BH}" rx="3" '
+                f'fill="{SHARED if shared else "none"}" fill-opacity="0.15" stroke="{stroke}" '
+                f'stroke-width="{2 if shared else 1}"{dash}/>'
+            )
             # vLLM v1 keeps a free block's prefix cached until the block is handed out again
             state = (" free" if count == 0 else "") + (" cached" if b in self.cached else "")
             out.append(f'<text x="{pool_x + 4}" y="{y + 12}" font-size="9">P{b}{state}</text>')
             out.extend(_slots(pool_x, y, fill[b], bs))
             if shared:
-                out.append(f'<rect x="{pool_x + BW + 6}" y="{y + 6}" width="30" height="18" rx="9" '
-                           f'fill="{SHARED}" fill-opacity="0.25" stroke="{SHARED}"/>')
-                out.append(f'<text x="{pool_x + BW + 21}" y="{y + 19}" text-anchor="middle" '
-                           f'font-weight="600">×{count}</text>')
+                out.append(
+                    f'<rect x="{pool_x + BW + 6}" y="{y + 6}" width="30" height="18" rx="9" '
+                    f'fill="{SHARED}" fill-opacity="0.25" stroke="{SHARED}"/>'
+                )
+                out.append(f'<text x="{pool_x + BW + 21}" y="{y + 19}" text-anchor="middle" font-weight="600">×{count}</text>')
             if count != self.mapped[b]:
-                out.append(f'<text x="{pool_x + BW + 42}" y="{y + 19}" fill="{WRONG}" font-weight="600">'
-                           f'count {count}, mapped by {self.mapped[b]}</text>')
+                out.append(
+                    f'<text x="{pool_x + BW + 42}" y="{y + 19}" fill="{WRONG}" font-weight="600">'
+                    f"count {count}, mapped by {self.mapped[b]}</text>"
+                )
         for i, line in enumerate(legend):
             y = height - 10 - 14 * (len(legend) - 1 - i)
             out.append(f'<text x="8" y="{y}" font-size="10" opacity="0.8">{_esc(line)}</text>')

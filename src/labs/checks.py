@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 import sys
 import traceback
-from dataclasses import asdict, dataclass
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 __all__ = ["Check", "Result", "doctest_blocks", "parse_block", "run_blocks", "standalone", "main"]
@@ -133,8 +133,17 @@ def parse_block(text: str, block: int = 0) -> list[Check]:
         expected = example.want
         if example.exc_msg is not None:
             expected = example.want or f"Traceback (most recent call last):\n    ...\n{example.exc_msg}"
-        checks.append(Check(name, description, example.source.strip(), expected.rstrip("\n"),
-                            setup=not expected, block=block, line=example.lineno + 1))
+        checks.append(
+            Check(
+                name,
+                description,
+                example.source.strip(),
+                expected.rstrip("\n"),
+                setup=not expected,
+                block=block,
+                line=example.lineno + 1,
+            )
+        )
     return checks
 
 
@@ -205,7 +214,7 @@ def _runner_class():
             self.outcomes[id(example)] = ("error", got)
             if not example.want and example.exc_msg is None:
                 why = f"the set-up line `{example.source.strip()}` raised `{got}`"
-                rest = test.examples[test.examples.index(example) + 1:]
+                rest = test.examples[test.examples.index(example) + 1 :]
                 for later in rest:
                     later.options[doctest.SKIP] = True  # read by DocTestRunner before each example
                     self.stopped[id(later)] = why
@@ -301,7 +310,7 @@ def _page_blocks(page: str) -> tuple[list[str], int]:
     front = text[4 : text.find("\n---\n", 4)] if text.startswith("---\n") and "\n---\n" in text[3:] else ""
     if not any(line.startswith("lab:") for line in front.splitlines()):
         # CONTRIBUTING.md's example block once "passed 1 / 1": only a lab page's blocks are checks.
-        raise CannotJudge(f"{page} is not a lab page: its front matter has no `lab:` (see CONTRIBUTING.md, \"A lab page\")")
+        raise CannotJudge(f'{page} is not a lab page: its front matter has no `lab:` (see CONTRIBUTING.md, "A lab page")')
     blocks = doctest_blocks(text)
     if not blocks:
         raise CannotJudge(f"{page} has no doctest blocks (fenced python blocks starting with >>>)")
@@ -360,11 +369,14 @@ def _run_child(blocks: list[str], solution: str, timeout: float) -> dict[str, An
             json.dump(blocks, f)
         code = "import sys\nfrom labs.checks import _child\nsys.exit(_child(*sys.argv[1:]))\n"
         try:
-            proc = subprocess.run([sys.executable, "-c", code, blocks_path, solution, report_path],
-                                  env=env, stdin=subprocess.DEVNULL, timeout=timeout)
+            proc = subprocess.run(
+                [sys.executable, "-c", code, blocks_path, solution, report_path], env=env, stdin=subprocess.DEVNULL, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
-            raise CannotJudge(f"{solution} did not finish its checks within {timeout:g} s (--timeout): "
-                              "a loop that never ends, or a solution too slow to judge") from None
+            raise CannotJudge(
+                f"{solution} did not finish its checks within {timeout:g} s (--timeout): "
+                "a loop that never ends, or a solution too slow to judge"
+            ) from None
         try:
             with open(report_path, encoding="utf-8") as f:
                 report = json.load(f)
@@ -373,20 +385,28 @@ def _run_child(blocks: list[str], solution: str, timeout: float) -> dict[str, An
     if not isinstance(report, dict) or not isinstance(report.get("loaded"), bool):
         report = None
     if report is None:
-        raise CannotJudge(f"{solution} ended (exit status {proc.returncode}) before its checks reported: a solution "
-                          "that exits (sys.exit, os._exit) or crashes while loading or inside a check is not judged")
+        raise CannotJudge(
+            f"{solution} ended (exit status {proc.returncode}) before its checks reported: a solution "
+            "that exits (sys.exit, os._exit) or crashes while loading or inside a check is not judged"
+        )
     return report
 
 
 def _arguments(argv: list[str]):
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m labs.checks", description=CLI_HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m labs.checks", description=CLI_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("page", metavar="PAGE.md", help="a lab page (MyST Markdown, UTF-8)")
     parser.add_argument("solution", metavar="SOLUTION.py", help="the Python file whose names the checks use")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"how long the solution may take to load and run every check (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long the solution may take to load and run every check (default {DEFAULT_TIMEOUT:g})",
+    )
     args = parser.parse_args(argv)
     if not args.timeout > 0 or args.timeout == float("inf"):
         parser.error(f"--timeout must be a positive number of seconds, not {args.timeout}")
@@ -412,8 +432,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.solution.strip():
             raise CannotJudge("cannot read the solution: its path is empty")
         if not os.path.isfile(args.solution):
-            raise CannotJudge(f"cannot read the solution {args.solution}: "
-                              + ("it is a folder, not a file" if os.path.isdir(args.solution) else "no such file"))
+            raise CannotJudge(
+                f"cannot read the solution {args.solution}: "
+                + ("it is a folder, not a file" if os.path.isdir(args.solution) else "no such file")
+            )
         report = _run_child(blocks, args.solution, args.timeout)
     except CannotJudge as exc:
         print(exc, file=sys.stderr)
@@ -423,11 +445,15 @@ def main(argv: list[str] | None = None) -> int:
     expected = [c for i, block in enumerate(blocks) for c in parse_block(block, i)]
     results = report.get("results")
     # A complete report: one result per example of the page, in page order, each with a known status.
-    if (not isinstance(results, list) or len(results) != len(expected)
-            or any(not isinstance(r, dict) or r.get("source") != c.source or r.get("status") not in ("passed", "failed", "error", "not run")
-                   for r, c in zip(results, expected))):
-        print(f"{args.solution}: the child's report does not hold one result per check of {args.page}; not judged",
-              file=sys.stderr)
+    if (
+        not isinstance(results, list)
+        or len(results) != len(expected)
+        or any(
+            not isinstance(r, dict) or r.get("source") != c.source or r.get("status") not in ("passed", "failed", "error", "not run")
+            for r, c in zip(results, expected)
+        )
+    ):
+        print(f"{args.solution}: the child's report does not hold one result per check of {args.page}; not judged", file=sys.stderr)
         return 2
     failed = 0
     for check, r in zip(expected, results):

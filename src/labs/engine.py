@@ -94,8 +94,9 @@ class LLMEngine:
     True
     """
 
-    def __init__(self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8,
-                 schedule=None, attention=None):
+    def __init__(
+        self, model, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, max_num_seqs: int = 8, schedule=None, attention=None
+    ):
         self.runner = ModelRunner(model, num_blocks, block_size, attention)  # first: it checks the model
         self.model = model
         self.kv = KVCacheManager(num_blocks, block_size)
@@ -105,8 +106,7 @@ class LLMEngine:
         self._steps = 0
         self._tokens = 0
 
-    def add_request(self, prompt, max_new_tokens: int, stop_ids=(), request_id=None,
-                    sampling_params: SamplingParams | None = None):
+    def add_request(self, prompt, max_new_tokens: int, stop_ids=(), request_id=None, sampling_params: SamplingParams | None = None):
         """Queue a request; return its id.
 
         Args:
@@ -126,18 +126,22 @@ class LLMEngine:
         if rid in self.requests:
             raise InvalidRequestError(f"request id {rid!r} is taken; expected a new id")
         if sampling_params is not None and not isinstance(sampling_params, SamplingParams):
-            raise InvalidRequestError(f"request {rid!r}: sampling_params is a {type(sampling_params).__name__}; "
-                                      f"expected a labs.sampling.SamplingParams or None (greedy)")
+            raise InvalidRequestError(
+                f"request {rid!r}: sampling_params is a {type(sampling_params).__name__}; "
+                f"expected a labs.sampling.SamplingParams or None (greedy)"
+            )
         request = Request(rid, ids, max_new_tokens, stop_ids, sampling_params)
         vocab = self.model.config.vocab_size
-        for i, t in enumerate(request.prompt_ids + list(request.stop_ids)):
+        for t in request.prompt_ids + list(request.stop_ids):
             if t >= vocab:
                 raise InvalidRequestError(f"request {rid!r}: token id {t} is outside the vocabulary 0 .. {vocab - 1}")
         positions = len(request.prompt_ids) + max_new_tokens
         if positions > self.model.config.max_positions:
-            raise RequestTooLongError(f"request {rid!r}: {len(request.prompt_ids)} prompt tokens + max_new_tokens "
-                                      f"{max_new_tokens} = {positions} positions; the model has max_positions = "
-                                      f"{self.model.config.max_positions}")
+            raise RequestTooLongError(
+                f"request {rid!r}: {len(request.prompt_ids)} prompt tokens + max_new_tokens "
+                f"{max_new_tokens} = {positions} positions; the model has max_positions = "
+                f"{self.model.config.max_positions}"
+            )
         self.scheduler.add(request)
         self.requests[rid] = request
         return rid
@@ -155,16 +159,20 @@ class LLMEngine:
             sched = self.scheduler
             raise EngineStalledError(
                 f"step {self._steps}: the schedule ran no request while {len(sched.waiting)} wait and "
-                f"{len(sched.running)} run; expected a prefill of the front of waiting or a decode of the running")
+                f"{len(sched.running)} run; expected a prefill of the front of waiting or a decode of the running"
+            )
         tokens = self.runner.execute(plan.requests, self.kv)
         finished = self.scheduler.update(plan.requests, tokens)
         self._steps += 1
         self._tokens += len(tokens)
-        return StepOutput(plan.kind, {r.request_id: t for r, t in zip(plan.requests, tokens)},
-                          tuple(r.request_id for r in plan.preempted), tuple(r.request_id for r in finished))
+        return StepOutput(
+            plan.kind,
+            {r.request_id: t for r, t in zip(plan.requests, tokens)},
+            tuple(r.request_id for r in plan.preempted),
+            tuple(r.request_id for r in finished),
+        )
 
-    def generate(self, prompts, max_new_tokens: int, stop_ids=(), max_steps: int | None = None,
-                 sampling_params=None) -> list:
+    def generate(self, prompts, max_new_tokens: int, stop_ids=(), max_steps: int | None = None, sampling_params=None) -> list:
         """Serve every prompt to the end; return each one's output, text for a text prompt, else token ids.
 
         ``sampling_params``: None (greedy), one SamplingParams for every prompt, or a
@@ -177,18 +185,20 @@ class LLMEngine:
         if sampling_params is None or isinstance(sampling_params, SamplingParams):
             sampling_params = [sampling_params] * len(prompts)
         elif len(sampling_params) != len(prompts):
-            raise InvalidRequestError(f"{len(sampling_params)} sampling_params for {len(prompts)} prompts; "
-                                      f"expected one, or one per prompt")
-        rids = [self.add_request(p, max_new_tokens, stop_ids, sampling_params=sp)
-                for p, sp in zip(prompts, sampling_params)]
+            raise InvalidRequestError(
+                f"{len(sampling_params)} sampling_params for {len(prompts)} prompts; expected one, or one per prompt"
+            )
+        rids = [self.add_request(p, max_new_tokens, stop_ids, sampling_params=sp) for p, sp in zip(prompts, sampling_params)]
         limit = 4 * len(prompts) * max_new_tokens + 10 if max_steps is None else max_steps
         for _ in range(limit):
             if not self.has_unfinished_requests():
                 break
             self.step()
         if self.has_unfinished_requests():
-            raise EngineStalledError(f"{limit} steps and {sum(not self.is_finished(r) for r in rids)} requests "
-                                     f"still unfinished; expected every request done (max_steps = {limit})")
+            raise EngineStalledError(
+                f"{limit} steps and {sum(not self.is_finished(r) for r in rids)} requests "
+                f"still unfinished; expected every request done (max_steps = {limit})"
+            )
         outs = []
         for prompt, rid in zip(prompts, rids):
             ids = self.requests[rid].output_ids
@@ -199,8 +209,16 @@ class LLMEngine:
     def stats(self) -> EngineStats:
         """The running counts, as an EngineStats."""
         free = self.kv.num_free
-        return EngineStats(self._steps, self._tokens, self.kv.num_blocks - free, self.kv.num_cached, free,
-                           self.kv.prefix_hit_rate, self.scheduler.num_preemptions, self.kv.num_evicted)
+        return EngineStats(
+            self._steps,
+            self._tokens,
+            self.kv.num_blocks - free,
+            self.kv.num_cached,
+            free,
+            self.kv.prefix_hit_rate,
+            self.scheduler.num_preemptions,
+            self.kv.num_evicted,
+        )
 
     def block_pool_view(self) -> list[BlockView]:
         """Every physical block: (num_blocks,) BlockViews, block id order."""

@@ -81,8 +81,9 @@ class FlashTiles:
     True
     """
 
-    def __init__(self, flash_attention, q, k, v, block_q: int, block_k: int, causal: bool = False,
-                 scale=None, title: str | None = None):
+    def __init__(
+        self, flash_attention, q, k, v, block_q: int, block_k: int, causal: bool = False, scale=None, title: str | None = None
+    ):
         if not callable(flash_attention):
             raise TypeError(f"flash_attention must be a function, got {type(flash_attention).__name__}")
         if title is not None and not isinstance(title, str):
@@ -99,8 +100,10 @@ class FlashTiles:
             o, lse = flash_attention(q, k, v, block_q, block_k, causal=causal, scale=scale, trace=self.trace)
         except TypeError as err:
             if "trace" in str(err):
-                raise TypeError("flash_attention takes no trace= argument; keep the starter's "
-                                "`trace=None` parameter and its `trace.append((r0, c0, list(m)))` line") from err
+                raise TypeError(
+                    "flash_attention takes no trace= argument; keep the starter's "
+                    "`trace=None` parameter and its `trace.append((r0, c0, list(m)))` line"
+                ) from err
             raise
         self.o = list(o) if isinstance(o, (list, tuple)) else []
         self.lse = list(lse) if isinstance(lse, (list, tuple)) else []
@@ -117,17 +120,28 @@ class FlashTiles:
         # With no trace at all there is nothing to tell a skipped tile from one that ran unrecorded.
         self.skipped = [t for t in tiles if t not in self.m_after] if self.trace else []
         o_ref = _att.attention(q, k, v, causal=causal, scale=scale)
-        lse_ref = [_att.logsumexp([_att._score(scale, q[i], k[j], i, j) if self.visible[i][j] else -math.inf
-                                   for j in range(self.n_k)]) for i in range(self.n_q)]
+        lse_ref = [
+            _att.logsumexp([_att._score(scale, q[i], k[j], i, j) if self.visible[i][j] else -math.inf for j in range(self.n_k)])
+            for i in range(self.n_q)
+        ]
         self.rows_ok = []
         for i in range(self.n_q):
             row = list(self.o[i]) if i < len(self.o) and isinstance(self.o[i], (list, tuple)) else []
-            ok = (len(row) == len(o_ref[i]) and all(_close(a, b) for a, b in zip(row, o_ref[i]))
-                  and i < len(self.lse) and _close(self.lse[i], lse_ref[i]))
+            ok = (
+                len(row) == len(o_ref[i])
+                and all(_close(a, b) for a, b in zip(row, o_ref[i]))
+                and i < len(self.lse)
+                and _close(self.lse[i], lse_ref[i])
+            )
             self.rows_ok.append(ok)
-        self.title = title if title is not None else (
-            f"FlashAttention tiles: {self.n_q} queries x {self.n_k} keys in {block_q} x {block_k} tiles"
-            + (", causal" if causal else ""))
+        self.title = (
+            title
+            if title is not None
+            else (
+                f"FlashAttention tiles: {self.n_q} queries x {self.n_k} keys in {block_q} x {block_k} tiles"
+                + (", causal" if causal else "")
+            )
+        )
 
     def _notes(self, o, lse) -> list[str]:
         """What is wrong with the run as a whole, one line each: no trace, outputs of the wrong shape."""
@@ -148,8 +162,11 @@ class FlashTiles:
             bad = [i for i, row in enumerate(o) if not isinstance(row, (list, tuple)) or len(row) != self.d_v]
             if bad:
                 n = len(o[bad[0]]) if isinstance(o[bad[0]], (list, tuple)) else type(o[bad[0]]).__name__
-                notes.append(f"output row {bad[0]} has {n} values, expected {self.d_v} (d_v)"
-                             if isinstance(n, int) else f"output row {bad[0]} is a {n}, expected {self.d_v} values")
+                notes.append(
+                    f"output row {bad[0]} has {n} values, expected {self.d_v} (d_v)"
+                    if isinstance(n, int)
+                    else f"output row {bad[0]} is a {n}, expected {self.d_v} values"
+                )
         if not isinstance(lse, (list, tuple)):
             notes.append(f"L is a {type(lse).__name__}, expected a list of {self.n_q} values")
         elif len(lse) != self.n_q:
@@ -167,11 +184,19 @@ class FlashTiles:
             m = list(m)
         except (TypeError, ValueError):
             raise ValueError(f"trace[{n}] = {entry!r}; expected (r0, c0, m) with m a list of running maxima") from None
-        ok = (isinstance(r0, int) and isinstance(c0, int) and 0 <= r0 < self.n_q and 0 <= c0 < self.n_k
-              and r0 % self.block_q == 0 and c0 % self.block_k == 0)
+        ok = (
+            isinstance(r0, int)
+            and isinstance(c0, int)
+            and 0 <= r0 < self.n_q
+            and 0 <= c0 < self.n_k
+            and r0 % self.block_q == 0
+            and c0 % self.block_k == 0
+        )
         if not ok:
-            raise ValueError(f"trace[{n}] starts at query {r0!r}, key {c0!r}; expected the first query and key "
-                             f"of a tile (multiples of block_q = {self.block_q} and block_k = {self.block_k})")
+            raise ValueError(
+                f"trace[{n}] starts at query {r0!r}, key {c0!r}; expected the first query and key "
+                f"of a tile (multiples of block_q = {self.block_q} and block_k = {self.block_k})"
+            )
         rows = min(self.block_q, self.n_q - r0)
         if len(m) != rows or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in m):
             raise ValueError(f"trace[{n}] has m = {m!r}; expected {rows} running maxima (floats), one per query row")
@@ -187,23 +212,37 @@ class FlashTiles:
         per_row = []
         for i in range(self.n_q):
             a = i // self.block_q
-            ms = [_fmt_m(self.m_after[a, b][i - a * self.block_q]) for b in range(self._blocks(self.n_k, self.block_k))
-                  if (a, b) in self.m_after]
+            ms = [
+                _fmt_m(self.m_after[a, b][i - a * self.block_q])
+                for b in range(self._blocks(self.n_k, self.block_k))
+                if (a, b) in self.m_after
+            ]
             per_row.append(f"query {i}: " + (", ".join(ms) or "none"))
         lse = ", ".join(_fmt_m(float(x)) if isinstance(x, (int, float)) else repr(x) for x in self.lse)
         wrong = [str(i) for i, ok in enumerate(self.rows_ok) if not ok]
         shape = "".join(f"{note[0].upper()}{note[1:]}. " for note in self.notes if not note.startswith("no tile"))
         if not self.trace:
-            return ("The function recorded no tile in its trace (keep the line trace.append((r0, c0, list(m)))). "
-                    + shape
-                    + ("Every row matches attention and the exact logsumexp." if all(self.rows_ok) else
-                       f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."))
-        return (shape + f"Tiles (query block, key block) that ran: {', '.join(map(str, self.ran)) or 'none'}. "
-                + (f"Skipped by the causal mask: {', '.join(map(str, self.skipped))}. " if self.skipped else "")
-                + f"Running max m after each key block, {'; '.join(per_row)}. "
-                + f"Returned logsumexp L: {lse}. "
-                + ("Every row matches attention and the exact logsumexp."
-                   if not wrong else f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."))
+            return (
+                "The function recorded no tile in its trace (keep the line trace.append((r0, c0, list(m)))). "
+                + shape
+                + (
+                    "Every row matches attention and the exact logsumexp."
+                    if all(self.rows_ok)
+                    else f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."
+                )
+            )
+        return (
+            shape
+            + f"Tiles (query block, key block) that ran: {', '.join(map(str, self.ran)) or 'none'}. "
+            + (f"Skipped by the causal mask: {', '.join(map(str, self.skipped))}. " if self.skipped else "")
+            + f"Running max m after each key block, {'; '.join(per_row)}. "
+            + f"Returned logsumexp L: {lse}. "
+            + (
+                "Every row matches attention and the exact logsumexp."
+                if not wrong
+                else f"Rows that do not match attention or the exact logsumexp: {', '.join(wrong)}."
+            )
+        )
 
     # ------------------------------------------------------------------ drawing
     def _repr_svg_(self) -> str:
@@ -214,28 +253,31 @@ class FlashTiles:
         notes_h = 18 * len(self.notes)  # a line of its own for each note, between the grid and the legend
         height = _TOP + grid_h + 52 + notes_h - (16 if not self.trace else 0)
         uid = next(_ids)
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-               f'width="100%" style="max-width:{width:.0f}px;height:auto" role="img" '
-               f'aria-labelledby="ft-title-{uid}" aria-describedby="ft-desc-{uid}" '
-               'font-family="sans-serif" font-size="11">',
-               f'<title id="ft-title-{uid}">{escape(self.title)}</title>',
-               f'<desc id="ft-desc-{uid}">{escape(self.description())}</desc>',
-               '<g fill="currentColor">',
-               f'<text x="{_LEFT}" y="14">keys \u2192 (shaded: the query sees the key)</text>']
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="100%" style="max-width:{width:.0f}px;height:auto" role="img" '
+            f'aria-labelledby="ft-title-{uid}" aria-describedby="ft-desc-{uid}" '
+            'font-family="sans-serif" font-size="11">',
+            f'<title id="ft-title-{uid}">{escape(self.title)}</title>',
+            f'<desc id="ft-desc-{uid}">{escape(self.description())}</desc>',
+            '<g fill="currentColor">',
+            f'<text x="{_LEFT}" y="14">keys \u2192 (shaded: the query sees the key)</text>',
+        ]
         for j in range(self.n_k):
             out.append(f'<text x="{_LEFT + cw * (j + 0.5):.1f}" y="{_TOP - 6}" text-anchor="middle">{j}</text>')
         for i in range(self.n_q):
             y = _TOP + _ROW_H * (i + 0.5) + 4
             out.append(f'<text x="{_LEFT - 6}" y="{y:.1f}" text-anchor="end">q{i}</text>')
-        out.append(f'<text x="{side_x:.1f}" y="{_TOP - 6}">L</text>'
-                   f'<text x="{side_x + 70:.1f}" y="{_TOP - 6}">row</text>')
+        out.append(f'<text x="{side_x:.1f}" y="{_TOP - 6}">L</text><text x="{side_x + 70:.1f}" y="{_TOP - 6}">row</text>')
         # visible scores, faint
         for i in range(self.n_q):
             for j in range(self.n_k):
                 if self.visible[i][j]:
-                    out.append(f'<rect x="{_LEFT + cw * j + 1:.1f}" y="{_TOP + _ROW_H * i + 1}" '
-                               f'width="{cw - 2:.1f}" height="{_ROW_H - 2}" fill-opacity="0.13"/>')
-        out.append('</g>')
+                    out.append(
+                        f'<rect x="{_LEFT + cw * j + 1:.1f}" y="{_TOP + _ROW_H * i + 1}" '
+                        f'width="{cw - 2:.1f}" height="{_ROW_H - 2}" fill-opacity="0.13"/>'
+                    )
+        out.append("</g>")
         # tiles: ran (solid, with each row's running max after it) or skipped (dashed)
         for a in range(self._blocks(self.n_q, self.block_q)):
             for b in range(self._blocks(self.n_k, self.block_k)):
@@ -245,20 +287,26 @@ class FlashTiles:
                 w, h = cw * cols, _ROW_H * rows
                 if (a, b) in self.m_after:
                     order = self.trace_index(a, b) + 1
-                    out.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
-                               f'fill="none" stroke="{RAN_COLOR}" stroke-width="2">'
-                               f'<title>{escape(f"tile ({a}, {b}): queries {r0}-{r0 + rows - 1}, keys {c0}-{c0 + cols - 1}, ran {order}th")}</title></rect>')
+                    out.append(
+                        f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
+                        f'fill="none" stroke="{RAN_COLOR}" stroke-width="2">'
+                        f"<title>{escape(f'tile ({a}, {b}): queries {r0}-{r0 + rows - 1}, keys {c0}-{c0 + cols - 1}, ran {order}th')}</title></rect>"
+                    )
                     before = [self.m_after[a, c] for c in range(b) if (a, c) in self.m_after]
                     for t, m in enumerate(self.m_after[a, b]):
                         # an arrow where the max grew over a finite one: alpha < 1 rescaled l and acc
                         arrow = " \u2191" if before and -math.inf < before[-1][t] < m else ""
-                        out.append(f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H * (t + 0.5) + 4:.1f}" '
-                                   f'text-anchor="middle" fill="currentColor" font-weight="bold">'
-                                   f'{escape(_fmt_m(m))}{arrow}</text>')
+                        out.append(
+                            f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H * (t + 0.5) + 4:.1f}" '
+                            f'text-anchor="middle" fill="currentColor" font-weight="bold">'
+                            f"{escape(_fmt_m(m))}{arrow}</text>"
+                        )
                 elif (a, b) in self.skipped:
-                    out.append(f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
-                               'fill="none" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3">'
-                               f'<title>{escape(f"tile ({a}, {b}): skipped")}</title></rect>')
+                    out.append(
+                        f'<rect x="{x + 2:.1f}" y="{y + 2:.1f}" width="{w - 4:.1f}" height="{h - 4:.1f}" '
+                        'fill="none" stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3">'
+                        f"<title>{escape(f'tile ({a}, {b}): skipped')}</title></rect>"
+                    )
         # per row: L and whether the row is right
         out.append('<g fill="currentColor">')
         for i in range(self.n_q):
@@ -271,22 +319,27 @@ class FlashTiles:
             if self.rows_ok[i]:
                 out.append(f'<text x="{side_x + 70:.1f}" y="{y:.1f}">\u2713 right</text>')
             else:
-                out.append(f'<text x="{side_x + 70:.1f}" y="{y:.1f}" fill="{WRONG_COLOR}" '
-                           'font-weight="bold">\u2717 wrong</text>')
+                out.append(f'<text x="{side_x + 70:.1f}" y="{y:.1f}" fill="{WRONG_COLOR}" font-weight="bold">\u2717 wrong</text>')
         # notes on the run as a whole, each on a line of its own below the grid: they cover nothing
         for n, note in enumerate(self.notes):
-            out.append(f'<text x="{_LEFT}" y="{_TOP + grid_h + 20 + 18 * n}" fill="{WRONG_COLOR}" '
-                       f'font-weight="bold">\u2717 {escape(note)}</text>')
+            out.append(
+                f'<text x="{_LEFT}" y="{_TOP + grid_h + 20 + 18 * n}" fill="{WRONG_COLOR}" '
+                f'font-weight="bold">\u2717 {escape(note)}</text>'
+            )
         # legend
         ly = _TOP + grid_h + 22 + notes_h
-        out.append(f'<rect x="{_LEFT}" y="{ly - 10}" width="18" height="12" fill="none" stroke="{RAN_COLOR}" stroke-width="2"/>'
-                   f'<text x="{_LEFT + 24}" y="{ly}">tile that ran: running max m of each row after it '
-                   '(\u2191 it grew: \u03b1 &lt; 1)</text>')
+        out.append(
+            f'<rect x="{_LEFT}" y="{ly - 10}" width="18" height="12" fill="none" stroke="{RAN_COLOR}" stroke-width="2"/>'
+            f'<text x="{_LEFT + 24}" y="{ly}">tile that ran: running max m of each row after it '
+            "(\u2191 it grew: \u03b1 &lt; 1)</text>"
+        )
         if self.trace:
-            out.append(f'<rect x="{_LEFT}" y="{ly + 6}" width="18" height="12" fill="none" stroke="currentColor" '
-                       'stroke-opacity="0.6" stroke-dasharray="3 3"/>'
-                       f'<text x="{_LEFT + 24}" y="{ly + 16}">tile skipped (every score masked)</text>')
-        out.append('</g></svg>')
+            out.append(
+                f'<rect x="{_LEFT}" y="{ly + 6}" width="18" height="12" fill="none" stroke="currentColor" '
+                'stroke-opacity="0.6" stroke-dasharray="3 3"/>'
+                f'<text x="{_LEFT + 24}" y="{ly + 16}">tile skipped (every score masked)</text>'
+            )
+        out.append("</g></svg>")
         return "\n".join(out)
 
     def trace_index(self, a: int, b: int) -> int:

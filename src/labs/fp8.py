@@ -150,7 +150,7 @@ def _quantize(x: list[list[float]], block_rows: int | None, amax: float | None =
         block_rows = len(x)
     out = []
     for r0 in range(0, len(x), block_rows):
-        block = x[r0:r0 + block_rows]
+        block = x[r0 : r0 + block_rows]
         if amax is None or block_rows != len(x):
             amax = _amax(block)
         if amax == 0.0:
@@ -312,8 +312,7 @@ def with_outliers(n: int, d: int, rng: random.Random, rate: float = 0.001, outli
         raise ValueError(f"rate = {rate!r}; expected a probability in [0, 1]")
     if _finite(outlier_std, "outlier_std") < 0.0:
         raise ValueError(f"outlier_std = {outlier_std!r}; expected a standard deviation >= 0")
-    return [[rng.gauss(0.0, 1.0) + (rng.gauss(0.0, outlier_std) if rng.random() < rate else 0.0)
-             for _ in range(d)] for _ in range(n)]
+    return [[rng.gauss(0.0, 1.0) + (rng.gauss(0.0, outlier_std) if rng.random() < rate else 0.0) for _ in range(d)] for _ in range(n)]
 
 
 def with_channel_outliers(n: int, d: int, rng: random.Random, channels=(3, 17), factor: float = 20.0):
@@ -505,8 +504,9 @@ def relative_error_variance(x, xq) -> float:
     return variance
 
 
-def incoherence_errors(seed: int, n_keys: int, d: int = 64, n_queries: int = 16,
-                       outliers: str = "paper", block_rows: int = 64) -> dict[str, float]:
+def incoherence_errors(
+    seed: int, n_keys: int, d: int = 64, n_queries: int = 16, outliers: str = "paper", block_rows: int = 64
+) -> dict[str, float]:
     """One run of the section 4.3 experiment, emulated: RMSE against float64 with and without the rotation.
 
     Q and K (n_keys, d) and V are drawn, seeded, with ``with_outliers`` (the

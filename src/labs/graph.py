@@ -52,10 +52,8 @@ def _iterable(x):
 def _require_value_like(obj):
     if not _is_value_like(obj):
         if all(hasattr(obj, f) for f in _FIELDS) and not isinstance(obj, type):
-            raise TypeError(f"a {type(obj).__name__}'s _prev must be an iterable of its children, "
-                            f"got {type(obj._prev).__name__!r}")
-        raise TypeError(f"expected a micrograd-style Value with fields data, grad, "
-                        f"_prev, _op; got {type(obj).__name__!r}")
+            raise TypeError(f"a {type(obj).__name__}'s _prev must be an iterable of its children, got {type(obj._prev).__name__!r}")
+        raise TypeError(f"expected a micrograd-style Value with fields data, grad, _prev, _op; got {type(obj).__name__!r}")
 
 
 def _label(node):
@@ -97,8 +95,7 @@ def _digest(root, digests):
                 below = [digests[id(child)] for child in node._prev]
                 if isinstance(node._prev, Set):
                     below.sort()
-                content = repr((_label(node), str(getattr(node, "_op", "") or ""),
-                                repr(getattr(node, "data", None)), below))
+                content = repr((_label(node), str(getattr(node, "_op", "") or ""), repr(getattr(node, "data", None)), below))
                 digests[id(node)] = hashlib.blake2b(content.encode(), digest_size=16).hexdigest()
     return digests[id(root)]
 
@@ -181,9 +178,15 @@ def trace(root):
     nodes, edges = [], []
     for node in order:
         parent = ids[id(node)]
-        nodes.append({"id": parent, "label": _label(node),
-                      "op": str(node._op or ""), "data": _number_of(node, "data"),
-                      "grad": _number_of(node, "grad")})
+        nodes.append(
+            {
+                "id": parent,
+                "label": _label(node),
+                "op": str(node._op or ""),
+                "data": _number_of(node, "data"),
+                "grad": _number_of(node, "grad"),
+            }
+        )
         seen = set()
         for child in children_of[id(node)]:
             if id(child) not in seen:  # a tuple _prev may hold (a, a): one edge
@@ -260,8 +263,7 @@ def to_dot(root, show="both", rankdir="LR"):
     if rankdir not in _RANKDIRS:
         raise ValueError(f"rankdir must be one of {_RANKDIRS}, got {rankdir!r}")
     nodes, edges = trace(root)
-    lines = ["digraph autograd {", f"  rankdir={rankdir};",
-             '  node [fontname="Helvetica", fontsize=11];']
+    lines = ["digraph autograd {", f"  rankdir={rankdir};", '  node [fontname="Helvetica", fontsize=11];']
     for node in nodes:
         cells = [_text(node["label"])]
         if show in ("data", "both"):
@@ -269,19 +271,20 @@ def to_dot(root, show="both", rankdir="LR"):
         if show in ("grad", "both"):
             cells.append(f"grad {_number(node['grad'])}")
         row = "".join(f"<td>{c}</td>" for c in cells)
-        lines.append(f'  {node["id"]} [shape=plain, label=<<table border="0" '
-                     f'cellborder="1" cellspacing="0" cellpadding="4"><tr>{row}'
-                     f'</tr></table>>];')
+        lines.append(
+            f'  {node["id"]} [shape=plain, label=<<table border="0" '
+            f'cellborder="1" cellspacing="0" cellpadding="4"><tr>{row}'
+            f"</tr></table>>];"
+        )
     children = {node["id"]: [] for node in nodes}
     for child, parent in edges:
         children[parent].append(child)
     for node in nodes:
         target = node["id"]
         if node["op"]:  # child -> op ellipse -> value; a learner's op-less node: child -> value
-            target = f'{node["id"]}_op'
-            lines.append(f'  {target} [shape=ellipse, width=0.35, height=0.3, '
-                         f'margin=0.04, label=<{_text(node["op"])}>];')
-            lines.append(f'  {target} -> {node["id"]};')
+            target = f"{node['id']}_op"
+            lines.append(f"  {target} [shape=ellipse, width=0.35, height=0.3, margin=0.04, label=<{_text(node['op'])}>];")
+            lines.append(f"  {target} -> {node['id']};")
         lines.extend(f"  {child} -> {target};" for child in children[node["id"]])
     lines.append("}")
     return "\n".join(lines)
@@ -307,8 +310,7 @@ def find_roots(namespace):
     ['o']
     """
     if not hasattr(namespace, "values"):
-        raise TypeError(f"find_roots needs a mapping such as globals(), "
-                        f"got {type(namespace).__name__!r}")
+        raise TypeError(f"find_roots needs a mapping such as globals(), got {type(namespace).__name__!r}")
     candidates = {}
     for obj in list(namespace.values()):
         if _is_value_like(obj) and id(obj) not in candidates:

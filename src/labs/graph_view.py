@@ -73,8 +73,7 @@ class GraphView:
         too_big = (
             ""
             if self._dots
-            else f"<p class='lab-graph-note'>Too large to draw ({len(self.nodes)} nodes; "
-            f"the limit is {MAX_DRAWN_NODES}).</p>"
+            else f"<p class='lab-graph-note'>Too large to draw ({len(self.nodes)} nodes; the limit is {MAX_DRAWN_NODES}).</p>"
         )
         return (
             f'<figure class="lab-graph" data-summary="{esc(self.summary)}"{attrs}>'

@@ -21,7 +21,7 @@ rather than just the single last token").
 from __future__ import annotations
 
 from labs.block_sharing import CachingBlockManager
-from labs.paged_attention import DEFAULT_BLOCK_SIZE, UnknownSequenceError, _blocks_for
+from labs.paged_attention import DEFAULT_BLOCK_SIZE, UnknownSequenceError, blocks_for
 
 
 class KVCacheManager:
@@ -55,7 +55,7 @@ class KVCacheManager:
 
     def blocks_for(self, num_tokens: int) -> int:
         """Blocks that hold ``num_tokens`` token slots: ceil(num_tokens / B)."""
-        return _blocks_for(num_tokens, self.block_size)
+        return blocks_for(num_tokens, self.block_size)
 
     @property
     def num_free(self) -> int:

@@ -33,7 +33,7 @@ from numbers import Real
 from operator import mul
 
 from labs.attention import PartialAttention
-from labs.paged_attention import PageFault, PagedKVCache
+from labs.paged_attention import PagedKVCache, PageFault
 from labs.sampling import sample
 
 
@@ -51,8 +51,10 @@ def _check_decode_args(q, cache, block_table, num_tokens, scale) -> None:
         raise TypeError(f"num_tokens = {num_tokens!r:.60}; expected an int")
     bs = cache.block_size
     if not 1 <= num_tokens <= len(block_table) * bs:
-        raise PageFault(f"page fault: num_tokens = {num_tokens}, but the block table maps "
-                        f"{len(block_table)} blocks of {bs} slots; expected 1 <= num_tokens <= {len(block_table) * bs}")
+        raise PageFault(
+            f"page fault: num_tokens = {num_tokens}, but the block table maps "
+            f"{len(block_table)} blocks of {bs} slots; expected 1 <= num_tokens <= {len(block_table) * bs}"
+        )
     for j in range(-(-num_tokens // bs)):
         b = block_table[j]
         if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < cache.num_blocks:
@@ -121,8 +123,9 @@ class ModelRunner:
         self.block_size = block_size
         self.attention = paged_decode_attention if attention is None else attention
         self.scale = 1.0 / math.sqrt(config.head_dim)
-        self.kv_caches = [[PagedKVCache(num_blocks, block_size, config.head_dim) for _ in range(config.n_head)]
-                          for _ in range(config.n_layer)]  # (n_layer, n_head) caches of (num_blocks, B, head_dim)
+        self.kv_caches = [
+            [PagedKVCache(num_blocks, block_size, config.head_dim) for _ in range(config.n_head)] for _ in range(config.n_layer)
+        ]  # (n_layer, n_head) caches of (num_blocks, B, head_dim)
 
     def forward_position(self, token: int, position: int, block_table) -> list[float]:
         """Run one token at ``position`` through every layer, storing its K/V; return the residual stream, (d_model,).

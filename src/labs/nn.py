@@ -31,8 +31,7 @@ from operator import mul
 
 from labs.autograd import Value
 
-__all__ = ["Module", "Neuron", "Layer", "MLP", "make_moons", "svm_loss", "train",
-           "PAGE_HIDDEN", "PAGE_STEPS"]
+__all__ = ["Module", "Neuron", "Layer", "MLP", "make_moons", "svm_loss", "train", "PAGE_HIDDEN", "PAGE_STEPS"]
 
 PAGE_HIDDEN = [16, 16]  # the page's model: MLP(2, PAGE_HIDDEN + [1]), 337 parameters
 PAGE_STEPS = 60  # the page's training run: 60 full-batch steps on make_moons(100)
@@ -46,8 +45,7 @@ def _as_rng(rng):
         return rng
     if isinstance(rng, int) and not isinstance(rng, bool):
         return random.Random(rng)
-    raise TypeError(f"rng must be None, an int seed or a random.Random, "
-                    f"got {type(rng).__name__!r}")
+    raise TypeError(f"rng must be None, an int seed or a random.Random, got {type(rng).__name__!r}")
 
 
 # Sizes past this would take many seconds and gigabytes to build (in a browser tab, to fail): refused
@@ -81,8 +79,7 @@ def _fused(data, children, local_grads, op):
     is off passes ``()`` and its backward does nothing, which is exact.
     """
     if not math.isfinite(data):
-        raise OverflowError(f"{op} overflowed to {data!r}: weights or inputs are "
-                            f"too large (beyond float64's 1.8e308)")
+        raise OverflowError(f"{op} overflowed to {data!r}: weights or inputs are too large (beyond float64's 1.8e308)")
     out = Value(data, children, op)
 
     def _backward():
@@ -90,6 +87,7 @@ def _fused(data, children, local_grads, op):
         if g:
             for child, local in zip(children, local_grads):
                 child.grad += local * g
+
     out._backward = _backward
     return out
 
@@ -171,8 +169,7 @@ class Neuron(Module):
             return _fused(0.0, children, (), "ReLU(w·x+b)")
         # d/dw_i = x_i, d/db = 1, and d/dx_i = w_i for each input that is a Value
         x_local = wdata if x_index is None else [wdata[i] for i in x_index]
-        return _fused(act, children, xdata + [1.0] + x_local,
-                      "ReLU(w·x+b)" if self.nonlin else "w·x+b")
+        return _fused(act, children, xdata + [1.0] + x_local, "ReLU(w·x+b)" if self.nonlin else "w·x+b")
 
     def parameters(self):
         """[w_1, ..., w_nin, b]: nin + 1 Values."""
@@ -250,8 +247,7 @@ class MLP(Module):
             _positive_int(width, "every layer width in nouts")
         rng = _as_rng(rng)
         sizes = [nin] + nouts
-        self.layers = [Layer(sizes[i], sizes[i + 1], nonlin=i != len(nouts) - 1, rng=rng)
-                       for i in range(len(nouts))]
+        self.layers = [Layer(sizes[i], sizes[i + 1], nonlin=i != len(nouts) - 1, rng=rng) for i in range(len(nouts))]
 
     def __call__(self, x):
         for layer in self.layers:
@@ -299,6 +295,7 @@ def make_moons(n_samples=100, noise=0.1, seed=0):
 
     def angles(n):  # n evenly spaced angles from 0 to pi inclusive
         return [math.pi * i / (n - 1) for i in range(n)] if n > 1 else [0.0]
+
     points = [([math.cos(t), math.sin(t)], -1) for t in angles(n_out)]
     points += [([1.0 - math.cos(t), 0.5 - math.sin(t)], 1) for t in angles(n_in)]
     if noise:
@@ -333,8 +330,7 @@ def svm_loss(model, X, y, alpha=1e-4):
     (True, True)
     """
     if len(X) != len(y) or not X:
-        raise ValueError(f"X has {len(X)} samples but y has {len(y)} labels: need "
-                         f"as many labels as samples, at least one")
+        raise ValueError(f"X has {len(X)} samples but y has {len(y)} labels: need as many labels as samples, at least one")
     for i, label in enumerate(y):
         if label not in (-1, 1):
             raise ValueError(f"y[{i}] = {label!r}: labels must be -1 or +1")
@@ -345,18 +341,15 @@ def svm_loss(model, X, y, alpha=1e-4):
     for x, label in zip(X, y):
         score = model(x)
         if not isinstance(score, Value):
-            raise TypeError(f"the model must return one Value per sample (last layer "
-                            f"width 1), got {type(score).__name__!r}")
+            raise TypeError(f"the model must return one Value per sample (last layer width 1), got {type(score).__name__!r}")
         s = score.data
         correct += (s > 0) == (label > 0)
         margin = 1.0 - label * s
         # max(0, 1 - y s): d/ds = -y while the margin is violated, else 0
-        hinges.append(_fused(margin, [score], [-float(label)], "hinge") if margin > 0
-                      else _fused(0.0, [score], (), "hinge"))
+        hinges.append(_fused(margin, [score], [-float(label)], "hinge") if margin > 0 else _fused(0.0, [score], (), "hinge"))
     data_loss = _fused(sum(h.data for h in hinges) / n, hinges, [1.0 / n] * n, "mean")
     params = model.parameters()
-    reg_loss = _fused(alpha * sum(p.data * p.data for p in params), params,
-                      [2.0 * alpha * p.data for p in params], "α·Σp²")
+    reg_loss = _fused(alpha * sum(p.data * p.data for p in params), params, [2.0 * alpha * p.data for p in params], "α·Σp²")
     return data_loss + reg_loss, correct / n
 
 
@@ -364,8 +357,7 @@ def _learning_rate(lr, step, steps):
     # None: micrograd's demo schedule, 1.0 decaying linearly towards 0.1
     rate = 1.0 - 0.9 * step / steps if lr is None else lr(step) if callable(lr) else lr
     if isinstance(rate, bool) or not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0):
-        raise ValueError(f"learning rate at step {step} must be a finite number > 0, "
-                         f"got {rate!r}")
+        raise ValueError(f"learning rate at step {step} must be a finite number > 0, got {rate!r}")
     return rate
 
 

@@ -83,7 +83,20 @@ class UnknownSequenceError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
+def check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) within [low, high]; the labs' one check of a count or a size.
+
+    Raises:
+        TypeError: not an int (a bool is not a count), naming ``name`` and the value.
+        ValueError: below ``low`` or above ``high``, naming the bound.
+
+    >>> check_int("block_size", 16, 1)
+    16
+    >>> check_int("block_size", 0, 1)
+    Traceback (most recent call last):
+        ...
+    ValueError: block_size must be >= 1, got 0
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     if low is not None and value < low:
@@ -93,7 +106,16 @@ def _check_int(name: str, value, low: int | None = None, high: int | None = None
     return value
 
 
-def _blocks_for(num_tokens: int, block_size: int) -> int:
+def blocks_for(num_tokens: int, block_size: int) -> int:
+    """How many blocks of ``block_size`` slots hold ``num_tokens`` tokens: ceil(num_tokens / block_size).
+
+    Raises TypeError or ValueError (check_int) for a count below 0 or a block size below 1.
+
+    >>> blocks_for(0, 16), blocks_for(16, 16), blocks_for(17, 16)
+    (0, 1, 2)
+    """
+    check_int("num_tokens", num_tokens, 0)
+    check_int("block_size", block_size, 1)
     return -(-num_tokens // block_size)  # ceil without floats
 
 
@@ -117,8 +139,8 @@ class BlockAllocator:
     """
 
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE):
-        self.num_blocks = _check_int("num_blocks", num_blocks, 1, MAX_COUNT)
-        self.block_size = _check_int("block_size", block_size, 1)
+        self.num_blocks = check_int("num_blocks", num_blocks, 1, MAX_COUNT)
+        self.block_size = check_int("block_size", block_size, 1)
         self._ref_counts = [0] * num_blocks  # (num_blocks,)
         self._free = list(range(num_blocks - 1, -1, -1))  # a stack: block 0 goes out first
 
@@ -133,7 +155,7 @@ class BlockAllocator:
         return self.num_blocks - len(self._free)
 
     def _check_block(self, block) -> None:
-        _check_int("physical block id", block)
+        check_int("physical block id", block)
         if not 0 <= block < self.num_blocks:
             raise ValueError(f"invalid physical block id {block}: expected 0 <= id < {self.num_blocks}")
 
@@ -141,8 +163,8 @@ class BlockAllocator:
         """Take a block off the free list with reference count 1; raise OutOfBlocksError if none."""
         if not self._free:
             raise OutOfBlocksError(
-                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks "
-                f"of {self.block_size} slots are in use)")
+                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks of {self.block_size} slots are in use)"
+            )
         block = self._free.pop()
         self._ref_counts[block] = 1
         return block
@@ -231,8 +253,8 @@ class LRUBlockAllocator(BlockAllocator):
         """Take the front of the free queue with reference count 1; raise OutOfBlocksError if none."""
         if not self._queue:
             raise OutOfBlocksError(
-                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks "
-                f"of {self.block_size} slots are in use)")
+                f"Out of memory! No free blocks are available. (all {self.num_blocks} blocks of {self.block_size} slots are in use)"
+            )
         block = next(iter(self._queue))
         del self._queue[block]
         self._ref_counts[block] = 1
@@ -267,7 +289,7 @@ class BlockTable:
     """
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, allocator: BlockAllocator | None = None):
-        self.block_size = _check_int("block_size", block_size, 1)
+        self.block_size = check_int("block_size", block_size, 1)
         if allocator is not None and not isinstance(allocator, BlockAllocator):
             raise TypeError(f"allocator must be a BlockAllocator or None, got {allocator!r} ({type(allocator).__name__})")
         if allocator is not None and allocator.block_size != block_size:
@@ -292,13 +314,15 @@ class BlockTable:
         8
         """
         table = cls(block_size)
-        blocks = [_check_int("physical block id", b, 0) for b in blocks]
+        blocks = [check_int("physical block id", b, 0) for b in blocks]
         if len(set(blocks)) != len(blocks):
             raise ValueError(f"physical blocks {blocks} repeat an id; each logical block needs its own")
-        n = len(blocks) * block_size if num_tokens is None else _check_int("num_tokens", num_tokens, 0)
-        if _blocks_for(n, block_size) != len(blocks):
-            raise ValueError(f"{n} tokens at block size {block_size} fill {_blocks_for(n, block_size)} "
-                             f"blocks, but {len(blocks)} physical blocks were given")
+        n = len(blocks) * block_size if num_tokens is None else check_int("num_tokens", num_tokens, 0)
+        if blocks_for(n, block_size) != len(blocks):
+            raise ValueError(
+                f"{n} tokens at block size {block_size} fill {blocks_for(n, block_size)} "
+                f"blocks, but {len(blocks)} physical blocks were given"
+            )
         table._blocks, table._num_tokens = blocks, n
         return table
 
@@ -329,22 +353,29 @@ class BlockTable:
         >>> table.append_tokens(4), table.append_tokens(1), table.physical_blocks
         ([0], [1], [0, 1])
         """
-        _check_int("n", n, 0)
+        check_int("n", n, 0)
         self._check_live()
-        if (n > 0 and self.allocator is not None and self._num_tokens % self.block_size
-                and self.allocator.ref_count(self._blocks[-1]) > 1):
+        if (
+            n > 0
+            and self.allocator is not None
+            and self._num_tokens % self.block_size
+            and self.allocator.ref_count(self._blocks[-1]) > 1
+        ):
             block = self._blocks[-1]
-            raise SharedBlockError(f"the last block (physical block {block}) is partly filled and shared with "
-                                   f"{self.allocator.ref_count(block) - 1} other sequence(s): writing into it would "
-                                   "change theirs; append through BlockManager.append, which copies it first")
-        needed = _blocks_for(self._num_tokens + n, self.block_size) - len(self._blocks)
+            raise SharedBlockError(
+                f"the last block (physical block {block}) is partly filled and shared with "
+                f"{self.allocator.ref_count(block) - 1} other sequence(s): writing into it would "
+                "change theirs; append through BlockManager.append, which copies it first"
+            )
+        needed = blocks_for(self._num_tokens + n, self.block_size) - len(self._blocks)
         new: list[int] = []
         if needed > 0:
             if self.allocator is None:
                 raise ValueError("this block table has no allocator; build it as BlockTable(block_size, allocator)")
             if needed > self.allocator.num_free:
-                raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                       f"({needed} needed, {self.allocator.num_free} free)")
+                raise OutOfBlocksError(
+                    f"Out of memory! No free blocks are available. ({needed} needed, {self.allocator.num_free} free)"
+                )
             new = [self.allocator.allocate() for _ in range(needed)]
             self._blocks.extend(new)
         self._num_tokens += n
@@ -364,8 +395,7 @@ class BlockTable:
         self._check_live()
         n, bs = self._num_tokens, self.block_size
         if not 0 <= t < n:
-            raise PageFault(f"page fault: token {t} is not in the sequence (length {n}, block size {bs}); "
-                            f"expected 0 <= t < {n}")
+            raise PageFault(f"page fault: token {t} is not in the sequence (length {n}, block size {bs}); expected 0 <= t < {n}")
         return self._blocks[t // bs] * bs + t % bs
 
     def slots(self) -> list[int]:
@@ -461,13 +491,12 @@ class BlockManager:
         nothing changed when the pool is short.
         """
         table = self.table(seq_id)
-        _check_int("n", n, 0)
+        check_int("n", n, 0)
         blocks, bs = table._blocks, self.block_size
         cow = n > 0 and table.num_tokens % bs != 0 and self.allocator.ref_count(blocks[-1]) > 1
-        needed = _blocks_for(table.num_tokens + n, bs) - len(blocks) + cow
+        needed = blocks_for(table.num_tokens + n, bs) - len(blocks) + cow
         if needed > self.allocator.num_free:
-            raise OutOfBlocksError(f"Out of memory! No free blocks are available. "
-                                   f"({needed} needed, {self.allocator.num_free} free)")
+            raise OutOfBlocksError(f"Out of memory! No free blocks are available. ({needed} needed, {self.allocator.num_free} free)")
         copies = []
         if cow:
             src, dst = blocks[-1], self.allocator.allocate()
@@ -562,25 +591,26 @@ class PagedKVCache:
     """
 
     def __init__(self, num_blocks: int, block_size: int, head_dim: int):
-        self.num_blocks = _check_int("num_blocks", num_blocks, 1)  # bounded with the others by MAX_CACHE_FLOATS
-        self.block_size = _check_int("block_size", block_size, 1)
-        self.head_dim = _check_int("head_dim", head_dim, 1)
+        self.num_blocks = check_int("num_blocks", num_blocks, 1)  # bounded with the others by MAX_CACHE_FLOATS
+        self.block_size = check_int("block_size", block_size, 1)
+        self.head_dim = check_int("head_dim", head_dim, 1)
         if num_blocks * block_size * head_dim > MAX_CACHE_FLOATS:
-            raise ValueError(f"a cache of {num_blocks:,} blocks x {block_size:,} slots x {head_dim:,} dims is "
-                             f"{num_blocks * block_size * head_dim:,} floats per K and V; expected at most "
-                             f"{MAX_CACHE_FLOATS:,} (it would take minutes and gigabytes to build)")
+            raise ValueError(
+                f"a cache of {num_blocks:,} blocks x {block_size:,} slots x {head_dim:,} dims is "
+                f"{num_blocks * block_size * head_dim:,} floats per K and V; expected at most "
+                f"{MAX_CACHE_FLOATS:,} (it would take minutes and gigabytes to build)"
+            )
         self.k_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
         self.v_cache = [[[0.0] * head_dim for _ in range(block_size)] for _ in range(num_blocks)]  # (num_blocks, B, d)
 
     def _locate(self, slot) -> tuple[int, int]:
-        _check_int("slot", slot)
+        check_int("slot", slot)
         if not 0 <= slot < self.num_blocks * self.block_size:
-            raise ValueError(f"slot {slot} is outside the cache: expected 0 <= slot < "
-                             f"{self.num_blocks * self.block_size}")
+            raise ValueError(f"slot {slot} is outside the cache: expected 0 <= slot < {self.num_blocks * self.block_size}")
         return divmod(slot, self.block_size)  # (physical block, offset in block)
 
     def _check_block(self, block) -> int:
-        if not 0 <= _check_int("physical block id", block) < self.num_blocks:
+        if not 0 <= check_int("physical block id", block) < self.num_blocks:
             raise ValueError(f"invalid physical block id {block}: expected 0 <= id < {self.num_blocks}")
         return block
 
@@ -622,10 +652,10 @@ class PagedKVCache:
             block_table = BlockTable.from_blocks(block_table, self.block_size, num_tokens)
         if block_table.block_size != self.block_size:
             raise ValueError(f"block table has block size {block_table.block_size}, cache {self.block_size}")
-        n = block_table.num_tokens if num_tokens is None else _check_int("num_tokens", num_tokens, 0)
+        n = block_table.num_tokens if num_tokens is None else check_int("num_tokens", num_tokens, 0)
         if n:
             block_table.translate(n - 1)  # PageFault past the written tokens
-        blocks = block_table.physical_blocks[:_blocks_for(n, self.block_size)]
+        blocks = block_table.physical_blocks[: blocks_for(n, self.block_size)]
         return [self._check_block(b) for b in blocks], n
 
     def gather(self, block_table, num_tokens: int | None = None) -> tuple[list[list[float]], list[list[float]]]:
@@ -651,8 +681,9 @@ class PagedKVCache:
         return keys, values
 
 
-def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None = None,
-                    scale: float | None = None) -> list[list[float]]:
+def paged_attention(
+    q, cache: PagedKVCache, block_table, num_tokens: int | None = None, scale: float | None = None
+) -> list[list[float]]:
     """softmax(q K^T * scale) V, reading K and V block by block through the block table.
 
     Args:
@@ -688,8 +719,10 @@ def paged_attention(q, cache: PagedKVCache, block_table, num_tokens: int | None 
                 logits.append(sum(a * b for a, b in zip(q_row, cache.k_cache[block][offset])) * scale)
         bad = next((t for t, x in enumerate(logits) if not math.isfinite(x)), None)
         if bad is not None:  # overflow in q . k: the one rule of labs.attention
-            raise AttentionOverflow(f"the score of query {i} and key {bad} is {logits[bad]!r}: scale * q . k overflows "
-                                    "float64; expected a finite float (reduce the scale or the inputs)")
+            raise AttentionOverflow(
+                f"the score of query {i} and key {bad} is {logits[bad]!r}: scale * q . k overflows "
+                "float64; expected a finite float (reduce the scale or the inputs)"
+            )
         m = max(logits)  # the running max of online softmax, here over all blocks at once
         weights = [math.exp(x - m) for x in logits]  # (N_k,)
         denom = sum(weights)
@@ -756,18 +789,19 @@ def simulate_memory(seq_lengths, max_seq_len: int, block_size: int = DEFAULT_BLO
     >>> sim.paged_blocks, round(sim.contiguous_utilization, 4), round(sim.paged_utilization, 4)
     (11, 0.2617, 0.7614)
     """
-    _check_int("max_seq_len", max_seq_len, 1)
-    _check_int("block_size", block_size, 1)
+    check_int("max_seq_len", max_seq_len, 1)
+    check_int("block_size", block_size, 1)
     lengths = list(seq_lengths)
     if not lengths:
         raise ValueError("seq_lengths is empty; expected at least one sequence")
     for i, n in enumerate(lengths):
-        _check_int(f"seq_lengths[{i}]", n)
+        check_int(f"seq_lengths[{i}]", n)
         if not 1 <= n <= max_seq_len:
             raise ValueError(f"seq_lengths[{i}] = {n}: expected 1 <= length <= max_seq_len {max_seq_len}")
-    blocks = sum(_blocks_for(n, block_size) for n in lengths)
-    return MemorySimulation(block_size, max_seq_len, len(lengths), sum(lengths),
-                            len(lengths) * max_seq_len, blocks, blocks * block_size)
+    blocks = sum(blocks_for(n, block_size) for n in lengths)
+    return MemorySimulation(
+        block_size, max_seq_len, len(lengths), sum(lengths), len(lengths) * max_seq_len, blocks, blocks * block_size
+    )
 
 
 def sample_workload(num_sequences: int = 64, max_seq_len: int = 2048, seed: int = 0) -> list[int]:
@@ -786,9 +820,9 @@ def sample_workload(num_sequences: int = 64, max_seq_len: int = 2048, seed: int 
     >>> sample_workload(4, 2048, seed=1) == sample_workload(4, 2048, seed=1)
     True
     """
-    _check_int("num_sequences", num_sequences, 0, MAX_COUNT)
-    _check_int("max_seq_len", max_seq_len, 1)
-    rng = random.Random(_check_int("seed", seed))
+    check_int("num_sequences", num_sequences, 0, MAX_COUNT)
+    check_int("max_seq_len", max_seq_len, 1)
+    rng = random.Random(check_int("seed", seed))
     lengths = []
     for _ in range(num_sequences):
         kind = rng.random()

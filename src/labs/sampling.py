@@ -126,18 +126,21 @@ def sample(logits, params: SamplingParams | None = None, generator: random.Rando
     if not len(logits):
         raise ValueError("logits is empty; expected vocab_size floats")
     if not isinstance(generator, random.Random):
-        raise TypeError(f"generator = {generator!r:.60}; a sampled request (temperature {params.temperature}) "
-                        f"needs its own random.Random (SamplingParams.make_generator)")
+        raise TypeError(
+            f"generator = {generator!r:.60}; a sampled request (temperature {params.temperature}) "
+            f"needs its own random.Random (SamplingParams.make_generator)"
+        )
     if params.top_k is None or params.top_k >= len(logits):
         ids = range(len(logits))
     else:  # the k largest, ties to the lower id (a stable sort), then back in id order
-        ids = sorted(sorted(range(len(logits)), key=lambda i: -logits[i])[:params.top_k])
+        ids = sorted(sorted(range(len(logits)), key=lambda i: -logits[i])[: params.top_k])
     m = max(logits[i] for i in ids)
     weights = [math.exp((logits[i] - m) / params.temperature) for i in ids]  # each in (0, 1]: no overflow
     total = sum(weights)
     if not 0.0 < total < math.inf:  # a NaN or infinite logit: no distribution to draw from
-        raise ValueError(f"logits {list(logits)!r:.80} give no distribution at temperature {params.temperature}; "
-                         f"expected finite floats")
+        raise ValueError(
+            f"logits {list(logits)!r:.80} give no distribution at temperature {params.temperature}; expected finite floats"
+        )
     u = generator.random() * total
     acc = 0.0
     for i, w in zip(ids, weights):

@@ -120,8 +120,7 @@ class Request:
     @property
     def is_done(self) -> bool:
         """True once max_new_tokens were generated or the last one is a stop token."""
-        return len(self.output_ids) >= self.max_new_tokens or bool(
-            self.output_ids and self.output_ids[-1] in self.stop_ids)
+        return len(self.output_ids) >= self.max_new_tokens or bool(self.output_ids and self.output_ids[-1] in self.stop_ids)
 
 
 @dataclass
@@ -174,7 +173,8 @@ class Scheduler:
         if need > self.kv.num_blocks:
             raise RequestTooLongError(
                 f"request {request.request_id!r}: {len(request.prompt_ids)} prompt tokens + {request.max_new_tokens} "
-                f"new need {need} blocks of {self.kv.block_size} slots; the pool has only {self.kv.num_blocks}")
+                f"new need {need} blocks of {self.kv.block_size} slots; the pool has only {self.kv.num_blocks}"
+            )
         request.status = WAITING
         self.waiting.append(request)
 

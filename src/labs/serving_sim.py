@@ -28,7 +28,7 @@ import random
 from dataclasses import dataclass
 
 from labs.kv_cache_manager import KVCacheManager
-from labs.paged_attention import _check_int
+from labs.paged_attention import check_int
 from labs.scheduler import Request, Scheduler
 
 # OPT-13B (Zhang et al. 2022, Table 1; the facebook/opt-13b config): 40 layers, hidden size 5,120.
@@ -62,13 +62,14 @@ class StaticReservation:
     """
 
     def __init__(self, num_blocks: int, block_size: int = BLOCK_SIZE, max_seq_len: int = MAX_SEQ_LEN):
-        self.num_blocks = _check_int("num_blocks", num_blocks, 1)
-        self.block_size = _check_int("block_size", block_size, 1)
-        _check_int("max_seq_len", max_seq_len, 1)
+        self.num_blocks = check_int("num_blocks", num_blocks, 1)
+        self.block_size = check_int("block_size", block_size, 1)
+        check_int("max_seq_len", max_seq_len, 1)
         self.reserve = -(-max_seq_len // block_size)
         if self.reserve > num_blocks:  # no request could ever be admitted: the scheduler would wait forever
-            raise ValueError(f"a reservation of {max_seq_len} slots takes {self.reserve} blocks of {block_size}; "
-                             f"the pool has only {num_blocks}")
+            raise ValueError(
+                f"a reservation of {max_seq_len} slots takes {self.reserve} blocks of {block_size}; the pool has only {num_blocks}"
+            )
         self.num_free = num_blocks
         self._held: set = set()
 
@@ -208,5 +209,11 @@ def latency_vs_rate(dataset: str, rates, num_requests: int = 200, seed: int = 0)
     >>> [(r, s > p) for r, s, p in latency_vs_rate("alpaca", [20.0], num_requests=40)]
     [(20.0, True)]
     """
-    return [(rate, simulate(dataset, rate, "static", num_requests, seed).normalized_latency,
-             simulate(dataset, rate, "paged", num_requests, seed).normalized_latency) for rate in rates]
+    return [
+        (
+            rate,
+            simulate(dataset, rate, "static", num_requests, seed).normalized_latency,
+            simulate(dataset, rate, "paged", num_requests, seed).normalized_latency,
+        )
+        for rate in rates
+    ]

@@ -83,8 +83,7 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ModelConfig.{name} = {value!r}; expected a positive int")
         if self.d_model % self.n_head:
-            raise ValueError(f"n_head = {self.n_head} does not divide d_model = {self.d_model}; "
-                             "expected d_model = n_head * head_dim")
+            raise ValueError(f"n_head = {self.n_head} does not divide d_model = {self.d_model}; expected d_model = n_head * head_dim")
 
     @property
     def head_dim(self) -> int:
@@ -133,8 +132,10 @@ class Tokenizer:
         for i, c in enumerate(text):
             token = self._ids.get(c)
             if token is None:
-                raise UnknownCharacter(f"character {c!r} (U+{ord(c):04X}) at index {i} of the text is not in the "
-                                       f"vocabulary of {len(self.vocab)} characters")
+                raise UnknownCharacter(
+                    f"character {c!r} (U+{ord(c):04X}) at index {i} of the text is not in the "
+                    f"vocabulary of {len(self.vocab)} characters"
+                )
             ids.append(token)
         return ids
 
@@ -196,12 +197,18 @@ def parameter_shapes(config: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
     for i in range(config.n_layer):
         p = f"h.{i}."
         shapes += [
-            (p + "ln_1.weight", (d,)), (p + "ln_1.bias", (d,)),
-            (p + "attn.c_attn.weight", (3 * d, d)), (p + "attn.c_attn.bias", (3 * d,)),
-            (p + "attn.c_proj.weight", (d, d)), (p + "attn.c_proj.bias", (d,)),
-            (p + "ln_2.weight", (d,)), (p + "ln_2.bias", (d,)),
-            (p + "mlp.c_fc.weight", (f, d)), (p + "mlp.c_fc.bias", (f,)),
-            (p + "mlp.c_proj.weight", (d, f)), (p + "mlp.c_proj.bias", (d,)),
+            (p + "ln_1.weight", (d,)),
+            (p + "ln_1.bias", (d,)),
+            (p + "attn.c_attn.weight", (3 * d, d)),
+            (p + "attn.c_attn.bias", (3 * d,)),
+            (p + "attn.c_proj.weight", (d, d)),
+            (p + "attn.c_proj.bias", (d,)),
+            (p + "ln_2.weight", (d,)),
+            (p + "ln_2.bias", (d,)),
+            (p + "mlp.c_fc.weight", (f, d)),
+            (p + "mlp.c_fc.bias", (f,)),
+            (p + "mlp.c_proj.weight", (d, f)),
+            (p + "mlp.c_proj.bias", (d,)),
         ]
     shapes += [("ln_f.weight", (d,)), ("ln_f.bias", (d,))]
     return shapes
@@ -211,7 +218,7 @@ def _reshape(flat: list[float], shape: tuple[int, ...]):
     if len(shape) == 1:
         return flat
     rows, cols = shape
-    return [flat[r * cols:(r + 1) * cols] for r in range(rows)]
+    return [flat[r * cols : (r + 1) * cols] for r in range(rows)]
 
 
 _LOADED: dict[str, TinyLM] = {}
@@ -255,10 +262,23 @@ class TinyLM:
         p = params
         # Per-layer tuples, looked up once here rather than by name on every token.
         self._layers = [
-            tuple(p[f"h.{i}.{n}"] for n in (
-                "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
-                "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
-                "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"))
+            tuple(
+                p[f"h.{i}.{n}"]
+                for n in (
+                    "ln_1.weight",
+                    "ln_1.bias",
+                    "attn.c_attn.weight",
+                    "attn.c_attn.bias",
+                    "attn.c_proj.weight",
+                    "attn.c_proj.bias",
+                    "ln_2.weight",
+                    "ln_2.bias",
+                    "mlp.c_fc.weight",
+                    "mlp.c_fc.bias",
+                    "mlp.c_proj.weight",
+                    "mlp.c_proj.bias",
+                )
+            )
             for i in range(config.n_layer)
         ]
         self._zero_vocab_bias = [0.0] * config.vocab_size
@@ -331,13 +351,12 @@ class TinyLM:
         shapes = parameter_shapes(config)
         total = sum(math.prod(shape) for _, shape in shapes)
         if len(raw) != 2 * total:
-            raise ShapeMismatch(f"weight file has {len(raw)} bytes; expected {2 * total} "
-                                f"({total} float16 weights for {config})")
+            raise ShapeMismatch(f"weight file has {len(raw)} bytes; expected {2 * total} ({total} float16 weights for {config})")
         flat = struct.unpack(f"<{total}e", raw)
         params, at = {}, 0
         for name, shape in shapes:
             n = math.prod(shape)
-            params[name] = _reshape(list(flat[at:at + n]), shape)
+            params[name] = _reshape(list(flat[at : at + n]), shape)
             at += n
         return cls(config, Tokenizer(meta["vocab"]), params, meta)
 
@@ -350,8 +369,9 @@ class TinyLM:
         """
         _check_token(token, self.config.vocab_size)
         if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < self.config.max_positions:
-            raise ContextTooLong(f"position {position!r} is outside 0 .. {self.config.max_positions - 1} "
-                                 f"(max_positions = {self.config.max_positions})")
+            raise ContextTooLong(
+                f"position {position!r} is outside 0 .. {self.config.max_positions - 1} (max_positions = {self.config.max_positions})"
+            )
         return [a + b for a, b in zip(self.params["wte"][token], self.params["wpe"][position])]
 
     def _layer(self, layer: int):
@@ -376,7 +396,7 @@ class TinyLM:
         d, hd = self.config.d_model, self.config.head_dim
         h = _layer_norm(_check_vector(x, d, "x"), ln_g, ln_b)
         qkv = _linear(w_attn, b_attn, h)  # (3 * d_model,): q | k | v, each n_head blocks of head_dim
-        q, k, v = ([qkv[s + j * hd: s + (j + 1) * hd] for j in range(self.config.n_head)] for s in (0, d, 2 * d))
+        q, k, v = ([qkv[s + j * hd : s + (j + 1) * hd] for j in range(self.config.n_head)] for s in (0, d, 2 * d))
         return q, k, v
 
     def finish_layer(self, layer: int, x, heads) -> list[float]:
@@ -471,8 +491,9 @@ def _check_prompt(model: TinyLM, prompt_ids) -> list[int]:
     return ids
 
 
-def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=(),
-                   sampling_params: SamplingParams | None = None) -> list[int]:
+def dense_generate(
+    model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=(), sampling_params: SamplingParams | None = None
+) -> list[int]:
     """Generation for one request, greedy or seeded sampling, the reference the engine is checked against.
 
     The prompt's tokens go through the model one at a time (positions 0 .. len(prompt) - 1), each
@@ -508,8 +529,10 @@ def dense_generate(model: TinyLM, prompt_ids, max_new_tokens: int, stop_ids=(),
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens = {max_new_tokens!r}; expected an int >= 0")
     if len(ids) + max_new_tokens > model.config.max_positions:
-        raise ContextTooLong(f"prompt of {len(ids)} tokens + max_new_tokens = {max_new_tokens} is "
-                             f"{len(ids) + max_new_tokens} positions; max_positions is {model.config.max_positions}")
+        raise ContextTooLong(
+            f"prompt of {len(ids)} tokens + max_new_tokens = {max_new_tokens} is "
+            f"{len(ids) + max_new_tokens} positions; max_positions is {model.config.max_positions}"
+        )
     params = GREEDY if sampling_params is None else sampling_params
     if not isinstance(params, SamplingParams):
         raise TypeError(f"sampling_params is a {type(params).__name__}; expected a labs.sampling.SamplingParams or None")

@@ -65,7 +65,6 @@ PYODIDE_FILES = (
 )
 
 
-
 def _node_modules(app: Sphinx) -> Path:
     path = Path(app.config.pyodide_cells_node_modules)
     if not path.is_absolute():
@@ -77,9 +76,7 @@ def _node_modules(app: Sphinx) -> Path:
         )
     version = json.loads((path / "pyodide" / "package.json").read_text())["version"]
     if version != PYODIDE_VERSION:
-        raise ExtensionError(
-            f"pyodide_cells: node_modules has pyodide {version}, expected {PYODIDE_VERSION}; run `npm ci`"
-        )
+        raise ExtensionError(f"pyodide_cells: node_modules has pyodide {version}, expected {PYODIDE_VERSION}; run `npm ci`")
     return path
 
 
@@ -99,8 +96,14 @@ class Bytecode(NamedTuple):
     stdlib_rest: str  #: in ``_static/pyodide/``: the rest of the standard library, fetched after start-up
 
 
-def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str = "",
-              bytecode: Bytecode = Bytecode("", "", ""), site_snapshot: SiteSnapshot | None = None) -> None:
+def bundle_js(
+    node_modules: Path,
+    outdir: Path,
+    snapshot: str = "",
+    wheel: str = "",
+    bytecode: Bytecode = Bytecode("", "", ""),
+    site_snapshot: SiteSnapshot | None = None,
+) -> None:
     """Bundle the page script (CodeMirror 6 in a chunk of its own) and the worker with esbuild.
 
     ``snapshot`` (see :func:`snapshot_key`), ``wheel`` (the labs wheel's
@@ -146,12 +149,19 @@ def bundle_js(node_modules: Path, outdir: Path, snapshot: str = "", wheel: str =
             cmd.append(f"--outfile={outdir / entry}")
         if entry == "worker.js":
             cmd.append("--loader:.py=text")  # the Python it runs while booting (python/worker_boot.py)
-            cmd += [f"--define:{name}={json.dumps(value)}"
-                    for name, value in (("SNAPSHOT_KEY", snapshot), ("LABS_WHEEL", wheel),
-                                        ("STDLIB_ZIP", bytecode.stdlib), ("LABS_BYTECODE", bytecode.labs),
-                                        ("STDLIB_REST_ZIP", bytecode.stdlib_rest),
-                                        *zip(("SITE_SNAPSHOT", "SITE_SNAPSHOT_BYTES", "SITE_SNAPSHOT_INTEGRITY"),
-                                             site_snapshot or SiteSnapshot("", 0, "")))]
+            cmd += [
+                f"--define:{name}={json.dumps(value)}"
+                for name, value in (
+                    ("SNAPSHOT_KEY", snapshot),
+                    ("LABS_WHEEL", wheel),
+                    ("STDLIB_ZIP", bytecode.stdlib),
+                    ("LABS_BYTECODE", bytecode.labs),
+                    ("STDLIB_REST_ZIP", bytecode.stdlib_rest),
+                    *zip(
+                        ("SITE_SNAPSHOT", "SITE_SNAPSHOT_BYTES", "SITE_SNAPSHOT_INTEGRITY"), site_snapshot or SiteSnapshot("", 0, "")
+                    ),
+                )
+            ]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
         if proc.returncode != 0:
             raise ExtensionError(f"pyodide_cells: esbuild failed on {entry}:\n{proc.stderr}")
@@ -164,8 +174,18 @@ def build_labs_wheel(project_root: Path, outdir: Path) -> str:
         old.unlink()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-             "--quiet", "--wheel-dir", tmp, str(project_root)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--quiet",
+                "--wheel-dir",
+                tmp,
+                str(project_root),
+            ],
             capture_output=True,
             text=True,
         )
@@ -312,8 +332,11 @@ def precompile_bytecode(pyodide_dir: Path, wheel: Path | None, static: Path) -> 
 
 def _remove_older(out: Path, labs_out: Path, names: Bytecode, sources: Path) -> None:
     """Remove earlier builds' standard library and labs bytecode from the site."""
-    for old in [*out.parent.glob("python_stdlib-*"), *out.parent.glob("python_stdlib_rest-*"),
-                *labs_out.parent.glob("labs-bytecode-*")]:
+    for old in [
+        *out.parent.glob("python_stdlib-*"),
+        *out.parent.glob("python_stdlib_rest-*"),
+        *labs_out.parent.glob("labs-bytecode-*"),
+    ]:
         if old.name not in (*names, sources.name):
             shutil.rmtree(old) if old.is_dir() else old.unlink()
 
@@ -381,10 +404,18 @@ def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecod
         stdlib = static / "pyodide" / bytecode.stdlib
         # Relative to the worker, as the worker gives them.
         sources, rest = f"../pyodide/{stdlib.stem}-src/", f"../pyodide/{bytecode.stdlib_rest}"
-        cmd = [node, str(HERE / "make_snapshot.mjs"), str(pyodide_dir), str(stdlib), sources, rest,
-               str(static / "wheels" / wheel) if wheel else "",
-               str(static / "wheels" / bytecode.labs) if wheel and bytecode.labs else "",
-               str(HERE / "python"), str(out)]
+        cmd = [
+            node,
+            str(HERE / "make_snapshot.mjs"),
+            str(pyodide_dir),
+            str(stdlib),
+            sources,
+            rest,
+            str(static / "wheels" / wheel) if wheel else "",
+            str(static / "wheels" / bytecode.labs) if wheel and bytecode.labs else "",
+            str(HERE / "python"),
+            str(out),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0 or not out.is_file():
             raise ExtensionError(f"pyodide_cells: making the start-up snapshot failed:\n{proc.stderr[-2000:]}")
@@ -401,8 +432,7 @@ def snapshot_inputs(static: Path, wheel: str, stdlib: str) -> list[Path]:
     """What a start-up snapshot holds or depends on: the interpreter, its
     standard library zip (zipimport keeps offsets into it), the worker's
     sources (with the protocol and the Python it boots with), the runner, the wheel."""
-    files = [static / "pyodide" / "pyodide.asm.wasm", static / "pyodide" / stdlib,
-             *WORKER_SOURCES, HERE / "python" / "runner.py"]
+    files = [static / "pyodide" / "pyodide.asm.wasm", static / "pyodide" / stdlib, *WORKER_SOURCES, HERE / "python" / "runner.py"]
     return files + ([static / "wheels" / wheel] if wheel else [])
 
 

@@ -57,8 +57,7 @@ def bound_and_read(code: str) -> tuple[set[str], set[str], bool]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             opaque = True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in OPAQUE_CALLS \
-                and id(node) not in named:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in OPAQUE_CALLS and id(node) not in named:
             opaque = True
     for statement in tree.body:
         for node in _module_level(statement):
@@ -101,6 +100,7 @@ def _globals_by_name(tree: ast.AST, read: set[str]) -> set[int]:
     """The ``globals()`` calls that name what they read with a string constant (``"Value" in
     globals()``, ``globals()["Value"]``, ``globals().get("Value")``): those names go into ``read``;
     returns the calls' ids, which are then not opaque."""
+
     def is_globals(node) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" and not node.args
 
@@ -110,13 +110,22 @@ def _globals_by_name(tree: ast.AST, read: set[str]) -> set[int]:
     named: set[int] = set()
     for node in ast.walk(tree):
         name, call = None, None
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
-                and is_globals(node.comparators[0]):
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and is_globals(node.comparators[0])
+        ):
             name, call = constant(node.left), node.comparators[0]
         elif isinstance(node, ast.Subscript) and is_globals(node.value) and isinstance(node.ctx, ast.Load):
             name, call = constant(node.slice), node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                and is_globals(node.func.value) and node.args:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and is_globals(node.func.value)
+            and node.args
+        ):
             name, call = constant(node.args[0]), node.func.value
         if name is not None:
             read.add(name)
@@ -135,8 +144,9 @@ def _module_level(statement: ast.stmt):
         todo.extend(ast.iter_child_nodes(node))
 
 
-def cells_the_checks_need(cells: Sequence[tuple[bool, str]], blocks: Sequence[str], checks_use: Sequence[str],
-                          auto: Collection[int] = ()) -> list[int]:
+def cells_the_checks_need(
+    cells: Sequence[tuple[bool, str]], blocks: Sequence[str], checks_use: Sequence[str], auto: Collection[int] = ()
+) -> list[int]:
     """The indexes of the cells Check my code runs (if they have not run), in page order.
 
     Args:

@@ -72,9 +72,7 @@ def lined(highlighted: str) -> str:
 
 def is_cell_code(node: Any) -> bool:
     """True for the literal block of a myst-nb code cell's source (not its outputs, not other code)."""
-    return isinstance(node, nodes.literal_block) and getattr(node.parent, "get", lambda _: None)(
-        "nb_element"
-    ) == "cell_code_source"
+    return isinstance(node, nodes.literal_block) and getattr(node.parent, "get", lambda _: None)("nb_element") == "cell_code_source"
 
 
 def on_builder_inited(app: Sphinx) -> None:

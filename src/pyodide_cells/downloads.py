@@ -99,7 +99,7 @@ def checks_labs_modules(blocks: list[str]) -> list[str]:
 
 
 # What a download whose checks run the labs package says first, when it is not installed.
-NEEDS_LABS = '''\
+NEEDS_LABS = """\
 try:
     import labs  # this lab's checks run the guide's own {modules}: copies would not do
 except ModuleNotFoundError:
@@ -107,7 +107,7 @@ except ModuleNotFoundError:
         "this lab's checks need the guide's `labs` package ({modules}): in a clone of the guide, "
         "`pip install -e .` installs it, or run this file with PYTHONPATH=<the clone>/src"
     ) from None
-'''
+"""
 
 
 def _as_copy(tree: ast.AST, local: set[str]) -> None:
@@ -160,7 +160,13 @@ def _definitions(module_name: str, names: list[str]) -> tuple[list[str], list[st
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defines and node.id != name and not hasattr(builtins, node.id):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in defines
+                and node.id != name
+                and not hasattr(builtins, node.id)
+            ):
                 todo.append(node.id)
     imports: list[str] = []
     definitions: list[tuple[int, str]] = []
@@ -222,15 +228,17 @@ def support_cell(sources: list[str]) -> str:
         body.append("    setattr(_module, _name, globals()[_name])")
         body.append(f"_module.__getattr__ = lambda name: _not_copied({module!r}, {tuple(names)!r}, name)")
     body.append("del _module, _name")
-    text = "\n".join([
-        "# What the exercise imports from the guide's `labs` package. Where `labs` is",
-        "# installed, that is used; elsewhere these copies of its definitions are, so",
-        f"# this file needs nothing but Python {MIN_PYTHON} or newer.",
-        "try:",
-        *(f"    {line}" for line in tries),
-        "except ModuleNotFoundError:",
-        textwrap.indent("\n".join(body), "    ").replace("\n    \n", "\n\n"),
-    ])
+    text = "\n".join(
+        [
+            "# What the exercise imports from the guide's `labs` package. Where `labs` is",
+            "# installed, that is used; elsewhere these copies of its definitions are, so",
+            f"# this file needs nothing but Python {MIN_PYTHON} or newer.",
+            "try:",
+            *(f"    {line}" for line in tries),
+            "except ModuleNotFoundError:",
+            textwrap.indent("\n".join(body), "    ").replace("\n    \n", "\n\n"),
+        ]
+    )
     compile(text, "support cell", "exec")  # a bad copy fails the build, not the learner's download
     return text + "\n"
 
@@ -306,7 +314,7 @@ def run_checks():
 # check run. An exit handler sees whether the checks were reached, and if not,
 # says so and turns the exit status into 1. (`os._exit` skips exit handlers:
 # the checks guide learners, they are not an anti-cheat.)
-SCRIPT_GUARD = '''\
+SCRIPT_GUARD = """\
 # The page's checks run at the end of this file. If the program ends before it
 # gets there (`sys.exit()`, `exit()` or `raise SystemExit` in the code above),
 # no check has run: Python then says so and exits with status 1, never 0.
@@ -329,19 +337,19 @@ def _fail_if_the_checks_were_not_reached(file):
 
 # The name now: at exit, a module that failed to import has lost its globals.
 _atexit.register(_fail_if_the_checks_were_not_reached, __file__)
-'''
+"""
 
 SCRIPT_CHECKS_REACHED = "_checks_reached = True  # the code above ran to its end: the checks below can run\n"
 
-SCRIPT_MAIN = '''\
+SCRIPT_MAIN = """\
 if __name__ == "__main__":  # `python {filename}` runs your code, then the checks
     raise SystemExit(1 if run_checks() else 0)
-'''
+"""
 
-NOTEBOOK_RUN = '''\
+NOTEBOOK_RUN = """\
 failed = run_checks()
 assert not failed, f"{len(failed)} of {len(__test__)} checks failed: {', '.join(failed)} (their reports are above)"
-'''
+"""
 
 
 def download_parts(doctree: nodes.document, blocks: list[str], title: str, name: str) -> dict:
@@ -364,21 +372,36 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
         "",
     ]
     needs = checks_labs_modules(blocks)
-    needs_text = (f"the guide's `labs` package (the checks run {', '.join(needs)}): in a clone of the guide, "
-                  "`pip install -e .`, or PYTHONPATH=<the clone>/src")
+    needs_text = (
+        f"the guide's `labs` package (the checks run {', '.join(needs)}): in a clone of the guide, "
+        "`pip install -e .`, or PYTHONPATH=<the clone>/src"
+    )
     parts: list[Part] = [
-        {"kind": "markdown", "only": "py", "text": "\n".join([
-            *about,
-            f"- `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}` runs the checks;",
-            f"  `python {filename}` runs your code, then the checks.",
-            f"- Needs Python {MIN_PYTHON} or newer and {needs_text}." if needs
-            else f"- Nothing to install: Python {MIN_PYTHON} or newer is enough.",
-        ])},
-        {"kind": "markdown", "only": "ipynb", "text": "\n".join([
-            *about,
-            "Run every cell (**Run All**): the last one runs the checks, and fails if one of them does.",
-            f"Needs {needs_text}." if needs else "Nothing to install beyond Jupyter.",
-        ])},
+        {
+            "kind": "markdown",
+            "only": "py",
+            "text": "\n".join(
+                [
+                    *about,
+                    f"- `python -m doctest -v {filename}` or `pytest --doctest-modules {filename}` runs the checks;",
+                    f"  `python {filename}` runs your code, then the checks.",
+                    f"- Needs Python {MIN_PYTHON} or newer and {needs_text}."
+                    if needs
+                    else f"- Nothing to install: Python {MIN_PYTHON} or newer is enough.",
+                ]
+            ),
+        },
+        {
+            "kind": "markdown",
+            "only": "ipynb",
+            "text": "\n".join(
+                [
+                    *about,
+                    "Run every cell (**Run All**): the last one runs the checks, and fails if one of them does.",
+                    f"Needs {needs_text}." if needs else "Nothing to install beyond Jupyter.",
+                ]
+            ),
+        },
     ]
     parts.append({"kind": "code", "only": "py", "text": SCRIPT_GUARD})
     if needs:
@@ -389,8 +412,13 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
     parts += [{"kind": "exercise", "index": index} for index in range(len(sources))]
     parts.append({"kind": "markdown", "text": "## The page's checks\n\nThe same checks as the page's **Check my code**."})
     checks = checks_cell(blocks)
-    parts.append({"kind": "code", "text": SCRIPT_CHECKS_REACHED + "\n\n" + checks + "\n\n" + SCRIPT_MAIN.format(filename=filename),
-                  "only": "py"})
+    parts.append(
+        {
+            "kind": "code",
+            "text": SCRIPT_CHECKS_REACHED + "\n\n" + checks + "\n\n" + SCRIPT_MAIN.format(filename=filename),
+            "only": "py",
+        }
+    )
     parts.append({"kind": "code", "text": checks, "only": "ipynb"})
     parts.append({"kind": "code", "text": NOTEBOOK_RUN, "only": "ipynb"})
     return {"name": name, "parts": parts}

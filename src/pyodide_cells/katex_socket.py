@@ -33,7 +33,7 @@ def start_server_process(cls, rundir: Path, timeout: float):
                 sock.connect(str(socket_path))
                 sock.settimeout(None)
                 return process, sock
-            except (ConnectionRefusedError, FileNotFoundError, socket.timeout):
+            except (TimeoutError, ConnectionRefusedError, FileNotFoundError):
                 sock.close()
         time.sleep(0.01)
     process.kill()

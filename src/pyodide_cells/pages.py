@@ -31,8 +31,7 @@ def page_checks(doctree: nodes.document) -> dict[str, list]:
     ``checks`` before they run, and sends ``blocks`` to Python to run them."""
     from labs.checks import parse_block
 
-    blocks = [node.astext() + "\n" for node in doctree.findall(nodes.literal_block)
-              if "doctest-block" in node.get("classes", [])]
+    blocks = [node.astext() + "\n" for node in doctree.findall(nodes.literal_block) if "doctest-block" in node.get("classes", [])]
     checks = [asdict(check) for index, text in enumerate(blocks) for check in parse_block(text, index)]
     hints = page_hints(doctree)
     unknown = sorted(set(hints) - {c["name"] for c in checks})

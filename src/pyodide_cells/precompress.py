@@ -46,8 +46,7 @@ def compressible(outdir: Path) -> list[Path]:
         parts = path.relative_to(outdir).parts
         if any(part.startswith(".") or part == "_sources" for part in parts[:-1]):
             continue
-        if path.is_file() and path.name.endswith(COMPRESSIBLE) and not path.name.endswith(".map") \
-                and path.stat().st_size >= MIN_BYTES:
+        if path.is_file() and path.name.endswith(COMPRESSIBLE) and not path.name.endswith(".map") and path.stat().st_size >= MIN_BYTES:
             found.append(path)
     return sorted(found)
 
@@ -93,8 +92,12 @@ class Compressing:
                 self.moves[inputs[-1]] = path
             else:
                 inputs.append(path)
-        self.proc = subprocess.Popen([node, str(HERE / "precompress.mjs"), str(cache), *map(str, inputs)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [node, str(HERE / "precompress.mjs"), str(cache), *map(str, inputs)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def finish(self) -> None:
         try:

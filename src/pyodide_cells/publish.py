@@ -64,10 +64,19 @@ def write_service_worker(node_modules: Path, outdir: Path) -> str:
     esbuild = node_modules / ".bin" / "esbuild"
     if not esbuild.exists():
         raise ExtensionError(f"pyodide_cells: esbuild not found at {esbuild}; run `npm ci`")
-    cmd = [str(esbuild), str(HERE / "js" / "sw.js"), "--bundle", "--minify", "--format=iife", "--target=es2020",
-           "--log-level=warning", f"--outfile={outdir / 'sw.js'}",
-           f"--define:SW_VERSION={json.dumps(version)}", f"--define:SW_FILES={json.dumps(files)}",
-           f"--define:SW_HEADERS={json.dumps(ISOLATION)}"]
+    cmd = [
+        str(esbuild),
+        str(HERE / "js" / "sw.js"),
+        "--bundle",
+        "--minify",
+        "--format=iife",
+        "--target=es2020",
+        "--log-level=warning",
+        f"--outfile={outdir / 'sw.js'}",
+        f"--define:SW_VERSION={json.dumps(version)}",
+        f"--define:SW_FILES={json.dumps(files)}",
+        f"--define:SW_HEADERS={json.dumps(ISOLATION)}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=node_modules.parent)
     if proc.returncode != 0:
         raise ExtensionError(f"pyodide_cells: esbuild failed on sw.js:\n{proc.stderr}")

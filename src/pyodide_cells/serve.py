@@ -148,9 +148,9 @@ def headers_file(root: str | Path) -> str:
         if len(kinds) == 1 and folder != "/":
             rules.append((folder + "*", kinds.pop()))
             return
-        subfolders = sorted({folder + url[len(folder):].split("/")[0] + "/" for url in inside if "/" in url[len(folder):]})
+        subfolders = sorted({folder + url[len(folder) :].split("/")[0] + "/" for url in inside if "/" in url[len(folder) :]})
         for url, cache in sorted(inside.items()):
-            if "/" not in url[len(folder):] and cache != REVALIDATE:
+            if "/" not in url[len(folder) :] and cache != REVALIDATE:
                 rules.append((url, cache))
         for sub in subfolders:
             cover(sub)
@@ -475,8 +475,14 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         super().log_message(format, *args)
 
 
-def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", quiet: bool = False,
-                timeout: float | None = None, idle_timeout: float | None = None):
+def make_server(
+    root: str | Path,
+    port: int = 8000,
+    host: str = "127.0.0.1",
+    quiet: bool = False,
+    timeout: float | None = None,
+    idle_timeout: float | None = None,
+):
     """Return a ThreadingHTTPServer serving ``root``; ``port=0`` picks a free port.
     ``timeout``: seconds a request's line and headers may take once begun (``HEADER_DEADLINE``);
     ``idle_timeout``: seconds a connection may wait for a request to begin (``IDLE_TIMEOUT``).
@@ -487,10 +493,17 @@ def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", qui
     root = Path(root)
     if not (root / "index.html").is_file():
         raise FileNotFoundError(f"no built site at {root} (index.html missing); build it first")
-    handler = functools.partial(type("Handler", (SiteHandler,), {
-        "timeout": HEADER_DEADLINE if timeout is None else timeout,
-        "idle_timeout": IDLE_TIMEOUT if idle_timeout is None else idle_timeout,
-    }), directory=str(root))
+    handler = functools.partial(
+        type(
+            "Handler",
+            (SiteHandler,),
+            {
+                "timeout": HEADER_DEADLINE if timeout is None else timeout,
+                "idle_timeout": IDLE_TIMEOUT if idle_timeout is None else idle_timeout,
+            },
+        ),
+        directory=str(root),
+    )
     server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
     server.host_name = host  # type: ignore[attr-defined]
@@ -498,9 +511,11 @@ def make_server(root: str | Path, port: int = 8000, host: str = "127.0.0.1", qui
 
 
 # What a connection past MAX_CONNECTIONS gets: a status line and headers, not a reset.
-BUSY = ("HTTP/1.0 503 Service Unavailable\r\n"
-        + "".join(f"{name}: {value}\r\n" for name, value in {**ISOLATION, **ALWAYS}.items())
-        + "Cache-Control: no-store\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").encode()
+BUSY = (
+    "HTTP/1.0 503 Service Unavailable\r\n"
+    + "".join(f"{name}: {value}\r\n" for name, value in {**ISOLATION, **ALWAYS}.items())
+    + "Cache-Control: no-store\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+).encode()
 
 
 class SiteServer(http.server.ThreadingHTTPServer):
@@ -574,8 +589,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as err:
         if err.errno == errno.EADDRINUSE:
-            print(f"error: port {args.port} on {args.host} is in use (another server?): "
-                  f"pass another, e.g. --port {args.port + 1} (nox -s serve -- {args.port + 1})", file=sys.stderr)
+            print(
+                f"error: port {args.port} on {args.host} is in use (another server?): "
+                f"pass another, e.g. --port {args.port + 1} (nox -s serve -- {args.port + 1})",
+                file=sys.stderr,
+            )
         else:  # an unknown host name, an address this machine does not have
             print(f"error: cannot serve on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
         return 2

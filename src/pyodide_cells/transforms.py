@@ -21,9 +21,7 @@ PROMPT = ">>>"
 def is_doctest_block(node: nodes.literal_block) -> bool:
     """True for a literal block holding an interactive Python session."""
     language = node.get("language", "")
-    return language in {"python", "pycon", "python3", "py", "default"} and node.astext().lstrip().startswith(
-        PROMPT
-    )
+    return language in {"python", "pycon", "python3", "py", "default"} and node.astext().lstrip().startswith(PROMPT)
 
 
 class StripDoctestBlankLine(SphinxTransform):

@@ -14,6 +14,7 @@ from tests.pages import code_cells, read_page
 READY = "document.documentElement.dataset.pyodideState === 'ready'"
 TIMEOUT = 90_000  # ms: Python's start on a loaded 2-core machine, with room
 
+
 def open_lab(page, base_url, wait_ready=True):
     page.goto(f"{base_url}/micrograd.html")
     if wait_ready:
@@ -87,7 +88,8 @@ def wait_runs(page, index, count):
     """Wait until the cell's ``count``-th run has ended."""
     page.wait_for_function(
         "([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) >= n",
-        arg=[index, count], timeout=TIMEOUT,
+        arg=[index, count],
+        timeout=TIMEOUT,
     )
 
 
@@ -95,7 +97,8 @@ def wait_cell(page, index):
     """Wait until the cell is not queued or running (its latest run, if any, has ended)."""
     page.wait_for_function(
         "i => !['queued', 'running'].includes(document.querySelectorAll('div.cell.pc-live')[i].dataset.state)",
-        arg=index, timeout=TIMEOUT,
+        arg=index,
+        timeout=TIMEOUT,
     )
 
 
@@ -121,8 +124,9 @@ def start_running(page, index, code):
 def stop_and_read(page, index):
     """Once the cell runs (the runtime's state), press the runtime bar's Stop; return the cell's output once it ends."""
     before = runs(page, index)
-    page.wait_for_function("i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'running'",
-                           arg=index, timeout=TIMEOUT)
+    page.wait_for_function(
+        "i => document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'running'", arg=index, timeout=TIMEOUT
+    )
     page.locator(".pc-runtime .pc-stop").click()
     wait_runs(page, index, before + 1)
     return cell(page, index).locator(".cell_output").inner_text()
@@ -143,13 +147,10 @@ def check(page):
     console = page.locator(".pc-checks")
     before = int(console.get_attribute("data-runs"))
     console.locator(".pc-run").click()
-    page.wait_for_function(
-        "n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT
-    )
+    page.wait_for_function("n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT)
     items = page.locator(".pc-check")
     return {
-        items.nth(i).locator(".pc-check-name").inner_text(): items.nth(i).get_attribute("data-status")
-        for i in range(items.count())
+        items.nth(i).locator(".pc-check-name").inner_text(): items.nth(i).get_attribute("data-status") for i in range(items.count())
     }
 
 
@@ -161,8 +162,9 @@ def open_page(page, base_url, name):
 
 def cell_index(name, tag=None, contains=None, n=0):
     """The index of the page's ``n``-th code cell (from 0) with ``tag`` or containing ``contains``."""
-    found = [i for i, (tags, code) in enumerate(code_cells(read_page(name)))
-             if (tag and tag in tags) or (contains and contains in code)]
+    found = [
+        i for i, (tags, code) in enumerate(code_cells(read_page(name))) if (tag and tag in tags) or (contains and contains in code)
+    ]
     if len(found) <= n:
         raise LookupError(tag or contains)
     return found[n]

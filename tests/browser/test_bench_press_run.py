@@ -30,7 +30,9 @@ def test_run_is_pressed_before_the_page_has_even_finished_loading_and_its_run_is
         performance.getEntriesByType('navigation')[0].domContentLoadedEventStart,
     ]""")
     # In the microtask after the page's script made the button: before the document's next task.
-    assert main_end <= pressed <= loaded, f"pressed at {pressed:.0f} ms; the buttons were made at {main_end:.0f}, DOMContentLoaded at {loaded:.0f}"
+    assert main_end <= pressed <= loaded, (
+        f"pressed at {pressed:.0f} ms; the buttons were made at {main_end:.0f}, DOMContentLoaded at {loaded:.0f}"
+    )
     # The press ran the first live cell, and that run is the page's first output.
     first_output = page.evaluate("performance.getEntriesByName('pyodide-cells:first-output')[0].startTime")
     assert first_output > pressed

@@ -52,12 +52,15 @@ def test_a_request_to_another_host_is_recorded_and_never_answered(browser, base_
     try:
         page.goto(f"{base_url}/index.html")
         worker = "fetch('http://example.com/from-worker').then(() => postMessage('answered'), () => postMessage('failed'))"
-        outcomes = page.evaluate("""async (worker) => {
+        outcomes = page.evaluate(
+            """async (worker) => {
             const page = await fetch('http://example.com/from-page', {mode: 'no-cors'}).then(() => 'answered', () => 'failed');
             const w = new Worker(URL.createObjectURL(new Blob([worker], {type: 'text/javascript'})));
             const fromWorker = await new Promise((resolve) => { w.onmessage = (e) => resolve(e.data); });
             return [page, fromWorker];
-        }""", worker)
+        }""",
+            worker,
+        )
     finally:
         context.close()
     assert outcomes == ["failed", "failed"]

@@ -35,13 +35,17 @@ def test_the_live_output_renders_like_the_build_time_output(page, base_url):
 def test_markdown_shows_raw_html_as_text_and_every_class_works(page, base_url):
     open_runtime(page, base_url)
     page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))
-    type_code(page, DEMO, (
-        "from IPython.display import display, JSON, Latex, Markdown, SVG\n"
-        "display(Markdown('<img src=x onerror=alert(1)> *kept as text*'))\n"
-        "display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect width=\"10\" height=\"10\"/></svg>'))\n"
-        "display(JSON({'block_table': [7, 1, 3]}))\n"
-        "Latex(r'the running max $m$ and $\\alpha \\le 1$')"
-    ))
+    type_code(
+        page,
+        DEMO,
+        (
+            "from IPython.display import display, JSON, Latex, Markdown, SVG\n"
+            "display(Markdown('<img src=x onerror=alert(1)> *kept as text*'))\n"
+            'display(SVG(\'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\'))\n'
+            "display(JSON({'block_table': [7, 1, 3]}))\n"
+            "Latex(r'the running max $m$ and $\\alpha \\le 1$')"
+        ),
+    )
     out = run_and_wait(page, DEMO)
     live = cell(page, DEMO).locator(".cell_output")
     live.locator(".text_markdown em").wait_for(timeout=TIMEOUT)
@@ -63,8 +67,10 @@ def test_rendered_math_follows_the_theme(page, base_url):
     colours = {}
     for theme in ("light", "dark"):
         page.evaluate(f"document.body.dataset.theme = {theme!r}")
-        colours[theme] = (math.evaluate("e => getComputedStyle(e).color"),
-                          page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        colours[theme] = (
+            math.evaluate("e => getComputedStyle(e).color"),
+            page.evaluate("getComputedStyle(document.body).backgroundColor"),
+        )
     assert colours["light"][0] != colours["dark"][0]  # the text colour follows the page's
     assert all(text != background for text, background in colours.values())
 
@@ -82,12 +88,16 @@ def test_a_display_is_redrawn_in_place_while_the_cell_runs_and_clear_output_wait
     open_runtime(page, base_url)
     # Typed as a learner types it (the editor indents the loop's body); the endless loop at the
     # end proves the updates arrive while Python still runs, and Stop ends it.
-    type_code(page, DEMO, (
-        "from IPython.display import display, HTML\n"
-        "h = display(HTML('<b class=step>step 0</b>'), display_id=True)\n"
-        "for i in range(1, 4):\n"
-        "h.update(HTML(f'<b class=step>step {i}</b>'))\n"
-    ))
+    type_code(
+        page,
+        DEMO,
+        (
+            "from IPython.display import display, HTML\n"
+            "h = display(HTML('<b class=step>step 0</b>'), display_id=True)\n"
+            "for i in range(1, 4):\n"
+            "h.update(HTML(f'<b class=step>step {i}</b>'))\n"
+        ),
+    )
     page.keyboard.press("Backspace")  # out of the loop's body: one indent unit
     page.keyboard.type("while True:\npass")
     cell(page, DEMO).locator(".pc-run").click()
@@ -95,7 +105,8 @@ def test_a_display_is_redrawn_in_place_while_the_cell_runs_and_clear_output_wait
     page.wait_for_function(
         "i => { const c = document.querySelectorAll('div.cell.pc-live')[i];"
         " return c.dataset.state === 'running' && c.querySelector('.cell_output b.step')?.textContent === 'step 3'; }",
-        arg=DEMO, timeout=TIMEOUT,
+        arg=DEMO,
+        timeout=TIMEOUT,
     )
     assert out.locator("b.step").count() == 1  # replaced in place, not appended
     before = runs(page, DEMO)
@@ -104,10 +115,7 @@ def test_a_display_is_redrawn_in_place_while_the_cell_runs_and_clear_output_wait
     assert "KeyboardInterrupt" in out.inner_text() and out.locator("b.step").inner_text() == "step 3"
 
     # clear_output(wait=True) clears when the next output arrives: only the last line stays.
-    type_code(page, DEMO, (
-        "from IPython.display import clear_output\n"
-        "for i in range(3):\n"
-        "clear_output(wait=True)\n"
-        "print(f'epoch {i}')"
-    ))
+    type_code(
+        page, DEMO, ("from IPython.display import clear_output\nfor i in range(3):\nclear_output(wait=True)\nprint(f'epoch {i}')")
+    )
     assert run_and_wait(page, DEMO).strip() == "epoch 2"

@@ -111,9 +111,7 @@ def expect_first_line(page, text, index=EXERCISE, timeout=TIMEOUT):
     """Wait until the cell's code starts with the line ``text`` (the runtime shows it); say what it shows if not."""
     switch_to(page)
     try:
-        page.wait_for_function(
-            f"([i, t]) => ({SHOWN_CODE})(i).split('\\n', 1)[0] === t", arg=[index, text], timeout=timeout
-        )
+        page.wait_for_function(f"([i, t]) => ({SHOWN_CODE})(i).split('\\n', 1)[0] === t", arg=[index, text], timeout=timeout)
     except PlaywrightTimeout:
         pytest.fail(f"the cell's first line is {first_line(page, index)!r}, not {text!r}; saved: {(stored(page) or '')[:80]!r}")
 
@@ -206,9 +204,11 @@ def settled(writer, reader):
 
 
 def what_tabs_show(a, b) -> str:
-    received = [s[len(KEY) + 1:][:14] for s in a.evaluate("seenStorage") if s.startswith(KEY)]
-    return (f"A shows {first_line(a)!r}, B shows {first_line(b)!r}, storage holds {(stored(a) or '')[:30]!r}; "
-            f"cell 0 saves A received from B: {received}")
+    received = [s[len(KEY) + 1 :][:14] for s in a.evaluate("seenStorage") if s.startswith(KEY)]
+    return (
+        f"A shows {first_line(a)!r}, B shows {first_line(b)!r}, storage holds {(stored(a) or '')[:30]!r}; "
+        f"cell 0 saves A received from B: {received}"
+    )
 
 
 def test_an_edit_in_one_tab_shows_in_the_other(two_tabs, base_url):
@@ -446,14 +446,7 @@ def test_long_output_keeps_the_page_short_and_follows_the_end(page, base_url, ar
 
 # Prints numbered lines, paced by work (not by the clock), until Stop: far slower
 # than the page shows them, and never near the output limit while the test runs.
-PACED = (
-    "i = 0\n"
-    "while True:\n"
-    "    print(i, flush=True)\n"
-    "    for _ in range(100_000):\n"
-    "        pass\n"
-    "    i += 1\n"
-)
+PACED = "i = 0\nwhile True:\n    print(i, flush=True)\n    for _ in range(100_000):\n        pass\n    i += 1\n"
 
 
 def test_the_box_stays_where_the_learner_scrolled_while_the_run_goes_on(page, base_url):
@@ -536,7 +529,9 @@ def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     assert run_until_stop(page).strip() == "the same line"
     output = cell(page, EXERCISE).locator(".cell_output")
     # Every height the output has while the run goes on, as the browser lays it out.
-    output.evaluate("o => { window.heights = []; new ResizeObserver((e) => window.heights.push(e[0].contentRect.height)).observe(o); }")
+    output.evaluate(
+        "o => { window.heights = []; new ResizeObserver((e) => window.heights.push(e[0].contentRect.height)).observe(o); }"
+    )
 
     def still_shows_the_old_output():
         assert output.inner_text().strip() == "the same line"
@@ -546,7 +541,11 @@ def test_a_re_run_that_shows_the_same_keeps_the_page_still(page, base_url):
     assert len(set(heights)) == 1 and heights[0] > 0, heights
 
     # What a run showed stays when it ends, even after its clear_output(wait=True), as in Jupyter.
-    set_code(page, EXERCISE, "from IPython.display import clear_output\nfor i in range(3):\n    print('progress', i)\n    clear_output(wait=True)")
+    set_code(
+        page,
+        EXERCISE,
+        "from IPython.display import clear_output\nfor i in range(3):\n    print('progress', i)\n    clear_output(wait=True)",
+    )
     assert run_and_wait(page, EXERCISE).strip() == "progress 2"
 
     # A run that shows nothing leaves no output: the old one goes when it ends.
@@ -571,7 +570,8 @@ def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(
     assert above >= 6
     # Every height the bar and each cell above has, as the browser lays them out, from now on
     # (an exercise above shows its own error, not the build-time output: not watched).
-    page.evaluate("""n => {
+    page.evaluate(
+        """n => {
       window.heights = new Map();
       const cells = [...document.querySelectorAll('div.cell.pc-live')].slice(0, n);
       const watched = [document.querySelector('.pc-runtime'), ...cells.filter(c => !c.classList.contains('tag_exercise'))];
@@ -580,7 +580,9 @@ def test_the_first_run_of_the_cells_above_an_exercise_moves_nothing_on_the_page(
         window.heights.set(name, [...(window.heights.get(name) || []), Math.round(e.borderBoxSize[0].blockSize)]);
       } });
       for (const w of watched) ro.observe(w);
-    }""", above)
+    }""",
+        above,
+    )
     exercise.locator(".pc-run").click()
     page.wait_for_function("e => Number(e.dataset.runs) >= 1", arg=exercise.element_handle(), timeout=TIMEOUT)
     # The live pictures (micrograd's graph, above the exercise) run again after it: wait for them too.
@@ -606,7 +608,10 @@ def test_an_update_to_a_display_leaves_the_old_output_a_re_run_replaces(page, ba
     set_code(page, EXERCISE, "from IPython.display import update_display\nupdate_display('updated b', display_id='x')\n" + UNTIL_STOP)
 
     def the_other_cell_is_updated_and_this_ones_old_output_is_not():
-        page.wait_for_function("document.querySelectorAll('div.cell.pc-live')[1].querySelector('.cell_output').innerText.includes('updated b')", timeout=TIMEOUT)
+        page.wait_for_function(
+            "document.querySelectorAll('div.cell.pc-live')[1].querySelector('.cell_output').innerText.includes('updated b')",
+            timeout=TIMEOUT,
+        )
         assert cell(page, EXERCISE).locator(".cell_output").inner_text().strip() == "'shown a'"
 
     assert run_until_stop(page, the_other_cell_is_updated_and_this_ones_old_output_is_not).strip() == "the same line"
@@ -778,7 +783,9 @@ def test_tabbing_onto_run_makes_no_editor_for_code_off_the_screen(page, base_url
     code = tall.locator(".cell_input")
     before = code.evaluate("e => e.getBoundingClientRect().height")
     # The Run button just above the window's bottom edge, its code below it.
-    tall.locator(".pc-run").evaluate("b => window.scrollBy({ top: b.getBoundingClientRect().bottom - innerHeight + 2, behavior: 'instant' })")
+    tall.locator(".pc-run").evaluate(
+        "b => window.scrollBy({ top: b.getBoundingClientRect().bottom - innerHeight + 2, behavior: 'instant' })"
+    )
     assert code.evaluate("e => e.getBoundingClientRect().top") >= page.evaluate("innerHeight")
     tall.locator(".pc-run").focus()
     page.evaluate(IDLE)

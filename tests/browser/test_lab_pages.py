@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.helpers import (
-    TIMEOUT, cell_index, exercise_indexes, let_python_start, open_page, run_and_wait, runs, set_code, wait_runs, while_python_starts,
+    TIMEOUT,
+    cell_index,
+    exercise_indexes,
+    let_python_start,
+    open_page,
+    run_and_wait,
+    runs,
+    set_code,
+    wait_runs,
+    while_python_starts,
 )
 from tests.browser.helpers import check as check_by_name
 from tests.pages import LAB_NAMES, check_count, checks_by_exercise, exercise_codes, read_page, reference_solution, reference_solutions
@@ -61,6 +70,8 @@ def test_exercise_2_starter_fails_its_own_checks_then_the_solution_redraws_the_t
     assert set(statuses.values()) == {"passed"} and len(statuses) == check_count("online_softmax.md")
     out.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir / "online-softmax-tiles.png"))
+
+
 def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_learners_manager(page, base_url):
     """Exercise 2 of Lab 3: the starter's manager shares nothing; solved, its checks pass and the
     auto-rerun picture shows the system prompt's blocks shared and cached; a hit that adds no
@@ -83,9 +94,12 @@ def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_l
     runs = int(page.locator("div.cell.pc-live").nth(drawn).get_attribute("data-runs"))
     run_and_wait(page, exercise)
     # The picture's cell runs again by itself after the exercise: wait for that run.
-    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
-                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
-                           arg=[drawn, runs], timeout=TIMEOUT)
+    page.wait_for_function(
+        "([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+        " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+        arg=[drawn, runs],
+        timeout=TIMEOUT,
+    )
     desc = picture.locator("svg desc").first.text_content()
     assert "In the prefix cache: P0, P1." in desc and "P0 (×3)" in desc and "disagree" not in desc
     assert "×3" in picture.locator("svg").first.text_content()
@@ -97,9 +111,12 @@ def test_the_sharing_exercise_fails_its_own_checks_and_its_picture_follows_the_l
     assert solution.count(no_share) == 1
     set_code(page, exercise, solution.replace(no_share, ""))
     run_and_wait(page, exercise)
-    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
-                           " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
-                           arg=[drawn, runs], timeout=TIMEOUT)
+    page.wait_for_function(
+        "([i, n]) => Number(document.querySelectorAll('div.cell.pc-live')[i].dataset.runs) > n"
+        " && document.querySelectorAll('div.cell.pc-live')[i].dataset.state === 'done'",
+        arg=[drawn, runs],
+        timeout=TIMEOUT,
+    )
     desc = picture.locator("svg desc").first.text_content()
     assert "P0 has reference count 2 but 3 table(s) map it" in desc  # the fork added one, the hit none
     assert "count 2, mapped by 3" in picture.locator("svg").first.text_content()
@@ -203,7 +220,9 @@ def test_code_blocks_that_scroll_sideways_on_a_phone_are_reached_with_the_keyboa
         }""",
         timeout=TIMEOUT,
     )
-    narrow = page.evaluate("[...document.querySelectorAll('div.highlight pre')].filter(p => p.scrollWidth <= p.clientWidth + 1 && p.hasAttribute('tabindex')).length")
+    narrow = page.evaluate(
+        "[...document.querySelectorAll('div.highlight pre')].filter(p => p.scrollWidth <= p.clientWidth + 1 && p.hasAttribute('tabindex')).length"
+    )
     assert narrow == 0, "only the blocks that scroll are made focusable"
 
 
@@ -245,5 +264,7 @@ def test_the_text_the_reader_is_at_holds_still_when_python_starts(page, base_url
     let_python_start(page, held)
     page.evaluate("delete window.__restSeen")
     page.wait_for_function(AT_REST, timeout=TIMEOUT, polling="raf")
-    after = page.evaluate(f"[...document.querySelectorAll('article h2, article h3')].find(h => h.textContent === {title!r}).getBoundingClientRect().top")
+    after = page.evaluate(
+        f"[...document.querySelectorAll('article h2, article h3')].find(h => h.textContent === {title!r}).getBoundingClientRect().top"
+    )
     assert abs(after - before) <= 2, f"{title!r} moved from {before:.0f} px to {after:.0f} px when Python started"

@@ -5,7 +5,19 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.helpers import (
-    READY, TIMEOUT, cell, cell_index, check, editor, exercise_indexes, open_lab, run_and_wait, runs, set_code, type_code, wait_runs,
+    READY,
+    TIMEOUT,
+    cell,
+    cell_index,
+    check,
+    editor,
+    exercise_indexes,
+    open_lab,
+    run_and_wait,
+    runs,
+    set_code,
+    type_code,
+    wait_runs,
 )
 from tests.pages import read_page, reference_solutions
 
@@ -69,9 +81,7 @@ def test_shift_enter_brings_the_next_cell_into_view(phone_page, base_url):
     before = runs(phone_page, LATER)
     phone_page.keyboard.press("Shift+Enter")
     wait_runs(phone_page, LATER, before + 1)
-    phone_page.wait_for_function(
-        "document.activeElement.closest('div.cell') === document.querySelectorAll('div.cell.pc-live')[3]"
-    )
+    phone_page.wait_for_function("document.activeElement.closest('div.cell') === document.querySelectorAll('div.cell.pc-live')[3]")
     caret = phone_page.evaluate(
         "(() => { const r = getSelection().getRangeAt(0).getBoundingClientRect(); return [r.top, r.bottom]; })()"
     )

@@ -56,8 +56,12 @@ def test_the_network_trains_on_the_learners_value_in_the_page(page, base_url, ar
     solve_both(page)
     out = run_and_wait(page, TRAINING)
     assert cell(page, TRAINING).get_attribute("data-state") == "done", out
-    line = re.search(r"^40 steps in ([\d.]+) s \((\d+) ms a step, redraws included\): loss ([\d.]+) -> ([\d.]+), "
-                     r"training accuracy (\d+)%(?:;|$)", out, re.M)
+    line = re.search(
+        r"^40 steps in ([\d.]+) s \((\d+) ms a step, redraws included\): loss ([\d.]+) -> ([\d.]+), "
+        r"training accuracy (\d+)%(?:;|$)",
+        out,
+        re.M,
+    )
     assert line, out
     assert float(line[4]) < float(line[3]) and int(line[5]) >= 95
     # The progress line and the picture show the last step.
@@ -80,11 +84,15 @@ def test_stop_ends_the_training_at_a_step_and_keeps_what_trained(page, base_url)
     # Stop once the progress line, redrawn in place while the cell runs, says step 10: mid-run.
     page.wait_for_function(
         "i => document.querySelectorAll('div.cell.pc-live')[i].querySelector('.cell_output').innerText.includes('step 10 of 40')",
-        arg=TRAINING, timeout=TIMEOUT,
+        arg=TRAINING,
+        timeout=TIMEOUT,
     )
     out = stop_and_read(page, TRAINING)
-    stopped = re.search(r"Stopped at step (\d+) of 40: model and history keep what was trained so far "
-                        r"\(the picture shows step (\d+)\)\.", out)
+    stopped = re.search(
+        r"Stopped at step (\d+) of 40: model and history keep what was trained so far "
+        r"\(the picture shows step (\d+)\)\.",
+        out,
+    )
     assert stopped, out
     assert cell(page, TRAINING).get_attribute("data-state") == "done"  # caught: no traceback
     assert "KeyboardInterrupt" not in out

@@ -11,7 +11,20 @@ from playwright.sync_api import expect
 
 from labs.autograd import build_neuron
 from labs.checks import doctest_blocks, run_blocks
-from tests.browser.helpers import (TIMEOUT, cell, check, editor, let_python_start, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs, while_python_starts)
+from tests.browser.helpers import (
+    TIMEOUT,
+    cell,
+    check,
+    editor,
+    let_python_start,
+    open_lab,
+    run_and_wait,
+    runs,
+    set_code,
+    wait_cell,
+    wait_runs,
+    while_python_starts,
+)
 from tests.pages import check_count, exercise_code, micrograd_solution, read_page
 
 pytestmark = pytest.mark.browser
@@ -61,7 +74,10 @@ def test_complete_the_exercise_run_it_and_check_it(page, base_url, artifacts_dir
     starter = check(page)
     assert [name for name, status in starter.items() if status == "passed"] == passing(exercise_code(read_page("micrograd.md")))
     assert passing(exercise_code(read_page("micrograd.md"))) == ["Forward activation", "Weight w2 gradient"]
-    assert page.locator(".pc-checks-summary").inner_text() == f"{len(passing(exercise_code(read_page('micrograd.md'))))} / {CHECKS} passed"
+    assert (
+        page.locator(".pc-checks-summary").inner_text()
+        == f"{len(passing(exercise_code(read_page('micrograd.md'))))} / {CHECKS} passed"
+    )
     failed = page.locator(".pc-check[data-status=failed]").first.locator(".pc-check-detail").inner_text()
     assert failed == "expected 1.0, got 0.0"
 
@@ -152,8 +168,9 @@ def test_a_rerun_keeps_the_graphs_view_zoom_and_height(page, base_url):
     run_and_wait(page, EXERCISE, via="keyboard")
     wait_runs(page, GRAPH, runs_before + 1)
     graph.locator("figure.lab-graph").scroll_into_view_if_needed()  # the learner goes to look: it is drawn near the screen
-    page.wait_for_function("document.querySelector('.lab-graph-frame[data-state=drawn] svg')?.textContent.includes('grad -1.5000')",
-                           timeout=TIMEOUT)
+    page.wait_for_function(
+        "document.querySelector('.lab-graph-frame[data-state=drawn] svg')?.textContent.includes('grad -1.5000')", timeout=TIMEOUT
+    )
     after = output.evaluate("e => e.getBoundingClientRect().height")
     heights = page.evaluate("window.graphHeights")
     assert min(heights) >= min(before, after) - 1, (before, after, heights)
@@ -220,11 +237,15 @@ def test_the_graph_drawn_above_the_screen_does_not_push_the_page(page, base_url)
 def test_hostile_labels_are_shown_as_text(page, base_url):
     open_lab(page, base_url)
     page.on("dialog", lambda d: pytest.fail(f"a dialog opened: {d.message}"))
-    set_code(page, EXERCISE, (
-        "from labs.autograd import Value\n"
-        "a = Value(1.0, label='<img src=x onerror=alert(1)>')\n"
-        "out = a * 2; out.label = '\"quoted\" & {braces} | pipe'\n"
-    ))
+    set_code(
+        page,
+        EXERCISE,
+        (
+            "from labs.autograd import Value\n"
+            "a = Value(1.0, label='<img src=x onerror=alert(1)>')\n"
+            "out = a * 2; out.label = '\"quoted\" & {braces} | pipe'\n"
+        ),
+    )
     run_and_wait(page, EXERCISE)
     wait_cell(page, GRAPH)
     text = graph_svg_text(page)
@@ -264,16 +285,20 @@ def test_errors_show_tracebacks_and_the_next_run_works(page, base_url):
 
 def test_rich_output_is_rendered(page, base_url):
     open_lab(page, base_url)
-    set_code(page, EXERCISE, (
-        "class Badge:\n"
-        "    def _repr_html_(self):\n"
-        "        return '<strong class=\"probe-html\">' + str(6 * 7) + '</strong>'\n"
-        "class Dot:\n"
-        "    def _repr_svg_(self):\n"
-        "        return '<svg class=\"probe-svg\" width=\"10\" height=\"10\"><circle r=\"4\" cx=\"5\" cy=\"5\"/></svg>'\n"
-        "display(Badge())\n"
-        "Dot()"
-    ))
+    set_code(
+        page,
+        EXERCISE,
+        (
+            "class Badge:\n"
+            "    def _repr_html_(self):\n"
+            "        return '<strong class=\"probe-html\">' + str(6 * 7) + '</strong>'\n"
+            "class Dot:\n"
+            "    def _repr_svg_(self):\n"
+            '        return \'<svg class="probe-svg" width="10" height="10"><circle r="4" cx="5" cy="5"/></svg>\'\n'
+            "display(Badge())\n"
+            "Dot()"
+        ),
+    )
     run_and_wait(page, EXERCISE)
     assert cell(page, EXERCISE).locator("strong.probe-html").inner_text() == "42"
     assert cell(page, EXERCISE).locator("svg.probe-svg circle").count() == 1

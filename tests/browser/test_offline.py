@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, editor, run_and_wait, set_code
+from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.test_micrograd_page import EXERCISE
 from tests.conftest import ROOT, _new_page
 from tests.plain_host import PlainHost
@@ -125,8 +125,14 @@ def build(project: Path, outdir: Path) -> None:
     was the longest part of the build: a visit of the new version starts Python afresh)."""
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     options = ["-D", "nb_execution_mode=off", "-D", "pyodide_cells_site_snapshot=0", "-D", "suppress_warnings=myst-nb.lexer"]
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", *options,
-                           "docs", str(outdir)], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", *options, "docs", str(outdir)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

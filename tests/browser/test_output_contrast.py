@@ -162,7 +162,8 @@ def test_every_output_meets_wcag_aa(page, base_url, theme, os_scheme):
     cell(page, EXERCISE).locator(".pc-run").click()
     page.wait_for_function(
         "i => ['done', 'error'].includes(document.querySelectorAll('div.cell.pc-live')[i].dataset.state)",
-        arg=EXERCISE, timeout=TIMEOUT,
+        arg=EXERCISE,
+        timeout=TIMEOUT,
     )
     assert cell(page, EXERCISE).get_attribute("data-state") == "error"  # ZeroDivisionError
     found = measure(page, OUTPUTS)  # before Check my code, which runs the cells that have not run

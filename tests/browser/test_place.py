@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.helpers import READY, TIMEOUT
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import _checked_page, _new_page
-
-from tests.browser.helpers import READY, TIMEOUT
 
 pytestmark = pytest.mark.browser
 # The page has put its place back (once more than `n` times: Back/Forward within a page marks it again).
@@ -193,15 +192,17 @@ def test_a_section_link_in_the_phones_contents_drawer_closes_it(phone_page, base
     page.wait_for_function("document.querySelector('.toc-drawer').getBoundingClientRect().left >= innerWidth", timeout=TIMEOUT)
     assert page.evaluate("document.getElementById('__toc').checked") is False
     # The section comes to the screen, not under a drawer (Furo scrolls smoothly).
-    page.wait_for_function("t => Math.abs(document.querySelector(t).getBoundingClientRect().top) < innerHeight / 2", arg=target,
-                           timeout=TIMEOUT)
+    page.wait_for_function(
+        "t => Math.abs(document.querySelector(t).getBoundingClientRect().top) < innerHeight / 2", arg=target, timeout=TIMEOUT
+    )
 
 
 def test_a_page_the_back_forward_cache_shows_again_has_its_drawer_closed(browser, base_url, recorder):
     # Phones keep pages in the back/forward cache (Playwright turns it off): a page
     # left with its drawer open came back open, then slid it shut over 200 ms.
-    cached = browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                         ignore_default_args=["--disable-back-forward-cache"])
+    cached = browser.browser_type.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, ignore_default_args=["--disable-back-forward-cache"]
+    )
     try:
         context, page = _new_page(cached, recorder, 390, 844)
         page.goto(f"{base_url}/index.html")

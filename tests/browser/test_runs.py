@@ -7,13 +7,12 @@ Every wait is on a state the runtime exposes (a cell's ``data-state`` and
 
 from __future__ import annotations
 
-
 import pytest
 
-from tests.plain_host import PlainHost
 from tests.browser.helpers import READY, TIMEOUT, cell, check, open_lab, run_and_wait, runs, set_code, wait_cell, wait_runs
 from tests.browser.test_micrograd_page import CHECKS, passing
 from tests.pages import code_cells, exercise_code, micrograd_solution, read_page
+from tests.plain_host import PlainHost
 
 pytestmark = pytest.mark.browser
 EXERCISE, GRAPH, LATER = 0, 1, 2  # micrograd's cells: the exercise, the live graph, the engine tour
@@ -47,9 +46,7 @@ def test_stop_during_check_my_code_stops_the_checks_and_leaves_every_button_usab
     console = page.locator(".pc-checks")
     button = console.locator(".pc-run")
     button.click()  # without running the cell first: Check runs the cells, then the checks
-    page.wait_for_function(
-        "document.querySelector('.pc-runtime-text').textContent.includes('running the checks')", timeout=TIMEOUT
-    )
+    page.wait_for_function("document.querySelector('.pc-runtime-text').textContent.includes('running the checks')", timeout=TIMEOUT)
     assert button.inner_text() == "■ Stop"
     button.click()  # the console's own button is Stop while the checks run
     page.wait_for_function("document.querySelector('.pc-checks').dataset.runs === '1'", timeout=TIMEOUT)

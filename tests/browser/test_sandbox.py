@@ -8,9 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.plain_host import PlainHost
-from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, cell, editor, open_lab, run_and_wait, runs, set_code, start_running, stop_and_read, wait_cell, wait_runs
+from tests.browser.helpers import (
+    READY,
+    TIMEOUT,
+    assert_stop_keeps_the_namespace,
+    cell,
+    editor,
+    open_lab,
+    run_and_wait,
+    runs,
+    set_code,
+    start_running,
+    stop_and_read,
+    wait_cell,
+    wait_runs,
+)
 from tests.pages import LAB_NAMES, check_count
+from tests.plain_host import PlainHost
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,10 +197,13 @@ def test_keys_in_an_editor_stay_there_and_its_cursor_is_never_under_the_status_b
     page.keyboard.press("Control+Home")
     # Waits for the scroll to bring the first line below the bar (a sleep of 300 ms was too short on
     # a loaded machine); a cursor left under the bar never gets there and times out.
-    page.wait_for_function("""() => {
+    page.wait_for_function(
+        """() => {
         const line = document.querySelector('div.cell.pc-live .cm-line').getBoundingClientRect();
         return line.top >= document.querySelector('.pc-runtime').getBoundingClientRect().bottom;
-    }""", timeout=10_000)
+    }""",
+        timeout=10_000,
+    )
     set_code(page, 0, "x = 7")
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowRight")
@@ -236,7 +253,6 @@ AFTER_SCROLL = """async () => {
                  : document.querySelector(".mobile-header").getBoundingClientRect().bottom,
              unreachable };
 }"""
-
 
 
 # One visit of each page at each size: the accessibility check, the screenshot, the width, and on
@@ -351,22 +367,32 @@ OUTPUT_RUNS = [
     # A huge traceback is cut too.
     ("raise ValueError('x' * 300_000)", None),
     # Rich output past the run's budget shows its text form (the first two are shown).
-    ("\n".join([
-        "class Page:",
-        "    def _repr_html_(self): return '<i>' + 'y' * 900_000 + '</i>'",
-        "    def __repr__(self): return 'Page()'",
-        "for _ in range(3): display(Page())",
-    ]), None),
+    (
+        "\n".join(
+            [
+                "class Page:",
+                "    def _repr_html_(self): return '<i>' + 'y' * 900_000 + '</i>'",
+                "    def __repr__(self): return 'Page()'",
+                "for _ in range(3): display(Page())",
+            ]
+        ),
+        None,
+    ),
     # Progress lines, colour codes and a carriage return, as a terminal shows them.
-    ("\n".join([
-        "import sys, time",
-        "for i in range(3):",
-        "    print(f'\\r{i * 50}%', end='')",
-        "    sys.stdout.flush(); time.sleep(0.06)  # separate writes, as a progress bar makes",
-        "print('\\rdone')",
-        "print('\\x1b[31mred\\x1b[0m and plain')",
-        "print('abc\\rX')",
-    ]), "done\nred and plain\nXbc\n"),
+    (
+        "\n".join(
+            [
+                "import sys, time",
+                "for i in range(3):",
+                "    print(f'\\r{i * 50}%', end='')",
+                "    sys.stdout.flush(); time.sleep(0.06)  # separate writes, as a progress bar makes",
+                "print('\\rdone')",
+                "print('\\x1b[31mred\\x1b[0m and plain')",
+                "print('abc\\rX')",
+            ]
+        ),
+        "done\nred and plain\nXbc\n",
+    ),
     # 400,000 characters written, one short line shown, not cut: "done" overwrites the
     # first four characters of "59999", as a terminal shows it.
     ("for i in range(60_000):\n    print(f'\\r{i}', end='')\nprint('\\rdone')", "done9\n"),
@@ -399,13 +425,19 @@ def test_a_cells_state_follows_how_python_ended_it(page, base_url):
     """unittest.main() ends with sys.exit(0): the cell was an error; a deep recursion under a raised
     limit may overflow the browser's stack: the runtime stays usable."""
     open_lab(page, base_url)
-    set_code(page, 0, "\n".join([
-        "import unittest",
-        "class TestSum(unittest.TestCase):",
-        "    def test_sum(self):",
-        "        self.assertEqual(1 + 1, 2)",
-        "unittest.main()",
-    ]))
+    set_code(
+        page,
+        0,
+        "\n".join(
+            [
+                "import unittest",
+                "class TestSum(unittest.TestCase):",
+                "    def test_sum(self):",
+                "        self.assertEqual(1 + 1, 2)",
+                "unittest.main()",
+            ]
+        ),
+    )
     out = run_and_wait(page, 0)
     assert cell(page, 0).get_attribute("data-state") == "done"
     assert "OK" in out and out.rstrip().endswith("SystemExit: 0 (the cell ends here; Python and your names stay)"), out
@@ -489,8 +521,9 @@ def editors_exist(page, indexes):
 
 def wait_code(page, index, predicate, arg=None):
     """Wait until ``predicate`` (JS, of the cell's code and ``arg``) holds of cell ``index``'s code."""
-    page.wait_for_function(f"([i, arg]) => ((code, arg) => {predicate})(window.pyodideCells.cell(i).code, arg)",
-                           arg=[index, arg], timeout=TIMEOUT)
+    page.wait_for_function(
+        f"([i, arg]) => ((code, arg) => {predicate})(window.pyodideCells.cell(i).code, arg)", arg=[index, arg], timeout=TIMEOUT
+    )
 
 
 def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held_editor):

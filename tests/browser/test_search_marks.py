@@ -13,17 +13,19 @@ from tests.browser.helpers import TIMEOUT
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("name, word", [("online_softmax", "softmax"), ("online_softmax", "block"),
-                                        ("paged_attention", "block")])
+@pytest.mark.parametrize("name, word", [("online_softmax", "softmax"), ("online_softmax", "block"), ("paged_attention", "block")])
 def test_a_search_result_marks_its_words_past_the_pictures(page, base_url, name, word):
     page.goto(f"{base_url}/{name}.html?highlight={word}")
     page.wait_for_function("document.querySelectorAll('span.highlighted').length > 0", timeout=TIMEOUT)
     page.wait_for_load_state("load")
     # Marked to the end of the page: the last paragraph that holds the word has its mark.
-    last = page.evaluate("""(word) => {
+    last = page.evaluate(
+        """(word) => {
       const holding = [...document.querySelectorAll('article p')].filter((p) => p.textContent.toLowerCase().includes(word));
       return holding.length ? holding[holding.length - 1].querySelectorAll('span.highlighted').length : -1;
-    }""", word)
+    }""",
+        word,
+    )
     assert last > 0
     # The page's conftest fails the test on the TypeError (an uncaught error in the page).
 

@@ -17,9 +17,7 @@ def press_check(page, button):
     console = page.locator(".pc-checks")
     before = int(console.get_attribute("data-runs"))
     button.click()
-    page.wait_for_function(
-        "n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT
-    )
+    page.wait_for_function("n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT)
 
 
 def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
@@ -35,7 +33,8 @@ def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
     }""")
     assert heading.startswith("Exercise 2")
     assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
-        "c => c.getBoundingClientRect().top")
+        "c => c.getBoundingClientRect().top"
+    )
     first, second = (len(names) for names in checks_by_exercise(read_page(f"{PAGE}.md")))
     assert bar.locator(".pc-checks-bar-summary").inner_text() == f"{second} checks here · not run yet"
 

@@ -254,6 +254,7 @@ def test_a_tab_that_opens_while_another_holds_the_snapshot_still_restores_it(pag
 
 # The site's snapshot (made at build time, in Node, on this machine's time zone).
 
+
 def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_works(page, base_url, site_dir):
     open_fresh(page, base_url, "always")
     assert restored(page) == "site"
@@ -261,8 +262,11 @@ def test_a_first_visit_restores_the_sites_snapshot_keeps_it_and_python_still_wor
     # A phone shows two lines of the bar: the whole text is its title.
     assert "from the site's start-up snapshot" in page.locator(".pc-runtime-text").get_attribute("title")
     # Every labs module is in it; their sources are on disk (the wheel is unpacked again).
-    out = run(page, "import sys, inspect, labs.paged_attention as pa\n"
-                    "print(sorted(m for m in sys.modules if m.startswith('labs.'))[:2], inspect.getsource(pa.BlockTable)[:16])")
+    out = run(
+        page,
+        "import sys, inspect, labs.paged_attention as pa\n"
+        "print(sorted(m for m in sys.modules if m.startswith('labs.'))[:2], inspect.getsource(pa.BlockTable)[:16])",
+    )
     assert out["stdout"].strip() == "['labs.attention', 'labs.autograd'] class BlockTable"
     # The standard library's sources are fetched from this site, relative to the worker.
     out = run(page, SOURCES)["stdout"]
@@ -316,10 +320,13 @@ TIME_ZONE = (
 )
 
 
-@pytest.mark.parametrize(("zone", "expected"), [
-    ("America/New_York", "('EST', 'EDT') 18000 14400 1 EST EST EST"),
-    ("Asia/Kolkata", "('GMT+5:30', 'GMT+5:30') -19800 -19800 0 GMT+5:30 GMT+5:30 GMT+5:30"),
-])
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        ("America/New_York", "('EST', 'EDT') 18000 14400 1 EST EST EST"),
+        ("Asia/Kolkata", "('GMT+5:30', 'GMT+5:30') -19800 -19800 0 GMT+5:30 GMT+5:30 GMT+5:30"),
+    ],
+)
 def test_an_interpreter_from_the_sites_snapshot_has_the_learners_time_zone(browser, base_url, zone, expected):
     """The snapshot was made where the site was built (the C library's zone and time.tzname are
     set once per process): a restored interpreter must say what a fresh one in the learner's
@@ -330,8 +337,9 @@ def test_an_interpreter_from_the_sites_snapshot_has_the_learners_time_zone(brows
 
 def test_a_bad_site_snapshot_falls_back_to_a_fresh_start(page, base_url):
     """Served garbage where the site's snapshot should be: a warning and a fresh start."""
-    page.route(SITE_SNAPSHOT_URLS,
-               lambda route: route.fulfill(status=200, body=b"\x00" * 4096, content_type="application/octet-stream"))
+    page.route(
+        SITE_SNAPSHOT_URLS, lambda route: route.fulfill(status=200, body=b"\x00" * 4096, content_type="application/octet-stream")
+    )
     open_fresh(page, base_url, "always")
     assert restored(page) == ""
     assert run(page, "print(6 * 7)")["stdout"].strip() == "42"
@@ -401,6 +409,7 @@ def test_a_damaged_site_snapshot_fails_its_digest_and_python_starts_afresh(page,
     """50 bytes flipped past the header: the right shape, the wrong memory (it restored, then
     failed while booting, or worse, booted). Its SHA-256 (Subresource Integrity) refuses it, and
     the warning says so (fetch's own check said only "Failed to fetch", after two console errors)."""
+
     def damaged(route):
         body = bytearray(route.fetch().body())
         for k in range(50):

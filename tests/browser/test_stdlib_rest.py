@@ -26,8 +26,7 @@ pytestmark = pytest.mark.browser
 # Every request for the rest, whatever its key (assets.precompile_bytecode).
 REST_URLS = "**/_static/pyodide/python_stdlib_rest-*.zip*"
 TYPED = (
-    "import statistics, json.tool, email.mime.text\n"
-    "print(statistics.mean([1, 2, 3, 4]), 'é'.encode('cp1252'), json.tool.__name__)\n"
+    "import statistics, json.tool, email.mime.text\nprint(statistics.mean([1, 2, 3, 4]), 'é'.encode('cp1252'), json.tool.__name__)\n"
 )
 
 
@@ -111,11 +110,13 @@ def test_the_rest_is_asked_for_once_the_first_run_has_ended_and_serves_only_the_
             sent = page.evaluate("() => { const at = Date.now(); window.pyodideCells.runCode('pass'); return at; }")
         assert asked.value.timing["startTime"] >= sent, "the rest was asked for before the first run"
         # `email` of the learner's own: `email.mime` is looked for there, as CPython does, not in the rest.
-        code = ("import os, sys\n"
-                "os.makedirs('/home/pyodide/mine/email', exist_ok=True)\n"
-                "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
-                "sys.path.insert(0, '/home/pyodide/mine')\n"
-                "import email.mime.text")
+        code = (
+            "import os, sys\n"
+            "os.makedirs('/home/pyodide/mine/email', exist_ok=True)\n"
+            "open('/home/pyodide/mine/email/__init__.py', 'w').close()\n"
+            "sys.path.insert(0, '/home/pyodide/mine')\n"
+            "import email.mime.text"
+        )
         err = error_of(page, code)
         assert err["ename"] == "ModuleNotFoundError" and "email.mime" in err["evalue"], err
     finally:
@@ -169,7 +170,8 @@ def test_an_import_from_the_rest_says_so_when_the_rest_cannot_be_fetched(browser
         assert "HTTP 404" in summary
         scroll, client, right, width = page.evaluate(
             "(() => { const s = document.querySelector('.pc-checks-summary');"
-            " return [s.scrollWidth, s.clientWidth, s.getBoundingClientRect().right, innerWidth]; })()")
+            " return [s.scrollWidth, s.clientWidth, s.getBoundingClientRect().right, innerWidth]; })()"
+        )
         assert width == 390 and scroll <= client and right <= width, (scroll, client, right, width)
 
 
@@ -208,10 +210,12 @@ def test_a_restored_interpreter_imports_from_the_rest(page, base_url, start):
 
 
 # worker_boot.REST_TIMEOUT_MS, as the page's Python has it: the test shortens it (30 s of waiting).
-TIMEOUT_OF_THE_REST = ("import sys\n"
-                       "limits = next(type(f) for f in sys.meta_path if type(f).__qualname__ == 'StdlibRest').ensure.__globals__\n"
-                       "print(limits['REST_TIMEOUT_MS'])\n"
-                       "limits['REST_TIMEOUT_MS'] = 2_000")
+TIMEOUT_OF_THE_REST = (
+    "import sys\n"
+    "limits = next(type(f) for f in sys.meta_path if type(f).__qualname__ == 'StdlibRest').ensure.__globals__\n"
+    "print(limits['REST_TIMEOUT_MS'])\n"
+    "limits['REST_TIMEOUT_MS'] = 2_000"
+)
 
 
 def test_what_arrives_for_the_rest_is_checked_and_a_later_import_tries_again(browser, base_url):

@@ -39,9 +39,7 @@ def worker_page(page, base_url):
     assert page.evaluate("crossOriginIsolated") is True
     page.add_script_tag(url=f"{base_url}/_static/pyodide_cells/boot.js")
     page.evaluate(START)
-    page.wait_for_function(
-        "window.contract.replies.some((m) => m.type === 'status' && m.state !== 'loading')", timeout=TIMEOUT
-    )
+    page.wait_for_function("window.contract.replies.some((m) => m.type === 'status' && m.state !== 'loading')", timeout=TIMEOUT)
     return page
 
 
@@ -60,7 +58,7 @@ def test_a_run_streams_its_output_then_one_done(worker_page):
     assert "".join(m["text"] for m in streams if m["name"] == "stdout") == "a\n"
     assert "".join(m["text"] for m in streams if m["name"] == "stderr") == "b\n"
     assert [m["name"] for m in streams] == sorted((m["name"] for m in streams), key=["stdout", "stderr"].index)
-    assert [m["type"] for m in replies][len(streams):] == ["result", "done"]
+    assert [m["type"] for m in replies][len(streams) :] == ["result", "done"]
     assert replies[-2]["data"] == {"text/plain": "42"}
     done = replies[-1]
     assert done["status"] == "ok" and done["execution_count"] == 1 and done["ms"] >= 0
@@ -71,10 +69,15 @@ def test_errors_checks_reset_and_interrupts(worker_page):
     assert [m["type"] for m in failed] == ["error", "done"]
     assert failed[0]["ename"] == "ZeroDivisionError" and failed[1]["status"] == "error"
 
-    checked = worker_page.evaluate(ASK, {
-        "type": "check", "id": 2, "names": ["x", "y"],
-        "blocks": [">>> x  # Five: the cell set x\n5\n>>> x + 1  # Wrong\n7\n"],
-    })
+    checked = worker_page.evaluate(
+        ASK,
+        {
+            "type": "check",
+            "id": 2,
+            "names": ["x", "y"],
+            "blocks": [">>> x  # Five: the cell set x\n5\n>>> x + 1  # Wrong\n7\n"],
+        },
+    )
     assert [m["type"] for m in checked] == ["done"]
     results = checked[0]["results"]
     assert [(r["name"], r["status"], r["got"]) for r in results] == [("Five", "passed", "5"), ("Wrong", "failed", "6")]

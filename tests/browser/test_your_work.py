@@ -29,7 +29,9 @@ def exercise_index(page) -> int:
 
 def paste_every_solution(page):
     """Paste each exercise's reference solution into its cell, as a learner pastes."""
-    indexes = page.evaluate("[...document.querySelectorAll('div.cell.pc-live')].flatMap((c, i) => c.classList.contains('tag_exercise') ? [i] : [])")
+    indexes = page.evaluate(
+        "[...document.querySelectorAll('div.cell.pc-live')].flatMap((c, i) => c.classList.contains('tag_exercise') ? [i] : [])"
+    )
     solutions = reference_solutions(read_page(f"{LAB}.md"))
     assert len(indexes) == len(solutions)
     for index, solution in zip(indexes, solutions):

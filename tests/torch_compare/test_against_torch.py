@@ -12,7 +12,8 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -28,6 +29,7 @@ BINARY = ["+", "-", "*", "/"]
 
 def build(ops, xs, lib):
     """The same expression on labs Values or torch tensors: a fold over the inputs."""
+
     def un(name, a):
         if name == "neg":
             return -a
@@ -76,10 +78,17 @@ def test_the_neuron_matches_torch():
         assert math.isclose(getattr(nn, name).grad, t.grad.item(), rel_tol=1e-12, abs_tol=1e-15)
 
 
-@pytest.mark.parametrize("row", [
-    [1000.0, 1000.0], [1000.0, -1000.0], [-1000.0, -1000.0], [-math.inf, 0.0, 0.0],
-    [1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 1000.0, -1000.0, 999.0, 1000.0, -2.0],
-])
+@pytest.mark.parametrize(
+    "row",
+    [
+        [1000.0, 1000.0],
+        [1000.0, -1000.0],
+        [-1000.0, -1000.0],
+        [-math.inf, 0.0, 0.0],
+        [1.0, 2.0, 3.0, 4.0, 5.0],
+        [3.0, 1000.0, -1000.0, 999.0, 1000.0, -2.0],
+    ],
+)
 def test_softmax_and_logsumexp_match_torch(row):
     t = torch.tensor(row)
     ours = la.online_softmax(row)

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import train_tiny_lm  # noqa: E402
+
 from labs.tiny_lm import ModelConfig, TinyLM, decode_attention  # noqa: E402
 
 

@@ -36,7 +36,8 @@ import re
 import sys
 import traceback
 import types
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 Emit = Callable[[str, str], Any]
 
@@ -76,6 +77,8 @@ def load_limits(limits_json: str | None = None) -> dict[str, int]:
 
         limits_json = (Path(__file__).resolve().parent.parent / LIMITS_FILE).read_text()
     return json.loads(limits_json)
+
+
 REPR_METHODS = {
     "text/html": "_repr_html_",
     "image/svg+xml": "_repr_svg_",
@@ -170,8 +173,7 @@ def mime_bundle(obj: Any, max_plain_chars: int = 200_000, max_rich_chars: int = 
         text = f"{text[:max_plain_chars]}\n… output cut: {len(text) - max_plain_chars:,} more characters not shown"
     too_big = [mime for mime in bundle if mime != "text/plain" and len(bundle[mime]) > max_rich_chars]
     for mime in too_big:
-        text += (f"\n… {mime} output of {len(bundle.pop(mime)):,} characters not shown: "
-                 f"over the page's limit of {max_rich_chars:,}")
+        text += f"\n… {mime} output of {len(bundle.pop(mime)):,} characters not shown: over the page's limit of {max_rich_chars:,}"
     bundle["text/plain"] = text
     return {mime: bundle[mime] for mime in MIME_ORDER if mime in bundle}
 
@@ -182,8 +184,10 @@ def missing_stdlib_note(name: str) -> str:
     >>> print(missing_stdlib_note("sqlite3"))
     sqlite3 is in CPython's standard library, but not in this Python: the Python in the page (Pyodide) leaves it out. Run this code with Python on your computer.
     """
-    return (f"{name} is in CPython's standard library, but not in this Python: the Python in the page "
-            "(Pyodide) leaves it out. Run this code with Python on your computer.")
+    return (
+        f"{name} is in CPython's standard library, but not in this Python: the Python in the page "
+        "(Pyodide) leaves it out. Run this code with Python on your computer."
+    )
 
 
 _active: CellRunner | None = None  # the runner cells run in: IPython.display.display shows through it
@@ -249,8 +253,15 @@ class CellRunner:
         """Forget every name the cells defined (a fresh namespace)."""
         self.namespace.clear()
         self.namespace.update(
-            {"__name__": "__main__", "__doc__": None, "__package__": None, "__loader__": None, "__spec__": None,
-             "__builtins__": builtins, "display": self.display}
+            {
+                "__name__": "__main__",
+                "__doc__": None,
+                "__package__": None,
+                "__loader__": None,
+                "__spec__": None,
+                "__builtins__": builtins,
+                "display": self.display,
+            }
         )
 
     @contextlib.contextmanager
@@ -325,9 +336,7 @@ class CellRunner:
                             self.namespace["_"] = value
                             self.emit(
                                 "result",
-                                json.dumps(
-                                    {"data": self._bundle(value), "execution_count": self.execution_count}
-                                ),
+                                json.dumps({"data": self._bundle(value), "execution_count": self.execution_count}),
                             )
             except SystemExit as exc:
                 status = self._report_exit(exc)
@@ -416,7 +425,7 @@ class CellRunner:
                 obj = self.namespace_lookup(text[:dot]) if dot >= 0 else None
                 options, seen = [], set()
                 for match in found:
-                    name = match[dot + 1:].rstrip("(): ")  # rlcompleter's "f(", "g()", "while ", "try:"
+                    name = match[dot + 1 :].rstrip("(): ")  # rlcompleter's "f(", "g()", "while ", "try:"
                     if name in seen or not name.isidentifier():
                         continue
                     seen.add(name)
@@ -467,8 +476,7 @@ class CellRunner:
             module = getattr(self.namespace[name], "__module__", "") or ""
             if module == "labs" or module.startswith("labs."):
                 warnings.append(
-                    f"{name} is the reference implementation from {module}, not your code: "
-                    f"these checks are checking the reference."
+                    f"{name} is the reference implementation from {module}, not your code: these checks are checking the reference."
                 )
         return json.dumps(warnings)
 
@@ -476,9 +484,7 @@ class CellRunner:
         lines = traceback.format_exception_only(type(exc), exc)
         self.emit(
             "error",
-            json.dumps(
-                {"ename": type(exc).__name__, "evalue": str(exc.msg), "traceback": "".join(lines)}
-            ),
+            json.dumps({"ename": type(exc).__name__, "evalue": str(exc.msg), "traceback": "".join(lines)}),
         )
 
     def _report_exit(self, exc: SystemExit) -> str:

@@ -182,7 +182,9 @@ class StdlibRest:
         raise StdlibRestUnavailable(
             f"{fullname} is in the part of Python's standard library that is loaded after the page "
             f"starts, and it could not be fetched from {where}: {why}. Check the connection, then run "
-            f"the cell again.", name=fullname) from None
+            f"the cell again.",
+            name=fullname,
+        ) from None
 
     def codec_unavailable(self, encoding: str):
         """A codec search function, asked after Python's own (``encodings``) found nothing.
@@ -205,7 +207,8 @@ class StdlibRest:
                 return codecs.lookup(encoding)  # mount() made encodings forget its failures
         raise LookupError(
             f"unknown encoding: {encoding} (most codecs are in the part of Python's standard library "
-            f"that is loaded after the page starts, which could not be fetched: {self.failure})")
+            f"that is loaded after the page starts, which could not be fetched: {self.failure})"
+        )
 
     def mounted(self) -> bool:
         """Whether the rest is in the file system (a snapshot's is new: :meth:`forget`)."""
@@ -342,9 +345,9 @@ def browser_locale() -> None:
     process starts, and CPython sets its ``LC_CTYPE`` locale from it: a
     snapshot made in Node holds ``C.UTF-8``.
     """
+    import _locale
     import os
 
-    import _locale
     from js import navigator
 
     languages = getattr(navigator, "languages", None)

@@ -29,7 +29,19 @@ import sys
 import uuid
 from typing import Any
 
-__all__ = ["display", "update_display", "clear_output", "DisplayHandle", "DisplayObject", "HTML", "Markdown", "SVG", "Latex", "Math", "JSON"]
+__all__ = [
+    "display",
+    "update_display",
+    "clear_output",
+    "DisplayHandle",
+    "DisplayObject",
+    "HTML",
+    "Markdown",
+    "SVG",
+    "Latex",
+    "Math",
+    "JSON",
+]
 
 
 def display(*objs: Any, display_id: str | bool | None = None, **kwargs: Any) -> DisplayHandle | None:
@@ -45,8 +57,10 @@ def display(*objs: Any, display_id: str | bool | None = None, **kwargs: Any) -> 
     guide's runtime each object's ``repr`` is printed.
     """
     if kwargs:
-        raise TypeError(f"display() here takes objects and display_id= only, not {', '.join(sorted(kwargs))}= "
-                        "(the guide's runtime is not the whole of IPython)")
+        raise TypeError(
+            f"display() here takes objects and display_id= only, not {', '.join(sorted(kwargs))}= "
+            "(the guide's runtime is not the whole of IPython)"
+        )
     if display_id is True:
         display_id = uuid.uuid4().hex
     elif display_id is False:
@@ -118,8 +132,10 @@ class DisplayObject:
 
     def __init__(self, data: str | None = None, **unsupported: Any) -> None:
         if unsupported:
-            raise TypeError(f"{type(self).__name__}() here takes the text to show only, not "
-                            f"{', '.join(sorted(unsupported))}= (the guide's runtime reads no files or URLs)")
+            raise TypeError(
+                f"{type(self).__name__}() here takes the text to show only, not "
+                f"{', '.join(sorted(unsupported))}= (the guide's runtime reads no files or URLs)"
+            )
         if data is not None and not isinstance(data, str):
             raise TypeError(f"{type(self).__name__}() takes the text to show as a str, not {type(data).__name__}")
         self.data = data or ""
@@ -198,19 +214,43 @@ def _not_json(value: Any) -> Any:
 
 # IPython.display's other public names: importing one says what is here (any other name is
 # an AttributeError, as for any module: tools probe modules with getattr).
-ELSEWHERE = frozenset({
-    "Audio", "Code", "FileLink", "FileLinks", "GeoJSON", "IFrame", "Image", "Javascript",
-    "Pretty", "ProgressBar", "ScribdDocument", "TextDisplayObject", "Video", "VimeoVideo", "YouTubeVideo",
-    "display_html", "display_javascript", "display_jpeg", "display_json", "display_latex",
-    "display_markdown", "display_pdf", "display_png", "display_pretty", "display_svg", "publish_display_data",
-    "set_matplotlib_close", "set_matplotlib_formats",
-})
+ELSEWHERE = frozenset(
+    {
+        "Audio",
+        "Code",
+        "FileLink",
+        "FileLinks",
+        "GeoJSON",
+        "IFrame",
+        "Image",
+        "Javascript",
+        "Pretty",
+        "ProgressBar",
+        "ScribdDocument",
+        "TextDisplayObject",
+        "Video",
+        "VimeoVideo",
+        "YouTubeVideo",
+        "display_html",
+        "display_javascript",
+        "display_jpeg",
+        "display_json",
+        "display_latex",
+        "display_markdown",
+        "display_pdf",
+        "display_png",
+        "display_pretty",
+        "display_svg",
+        "publish_display_data",
+        "set_matplotlib_close",
+        "set_matplotlib_formats",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
     if name in ELSEWHERE:
         raise ImportError(
-            f"IPython.display here has {', '.join(__all__)}; not {name} "
-            "(the guide's runtime provides this part of IPython only)"
+            f"IPython.display here has {', '.join(__all__)}; not {name} (the guide's runtime provides this part of IPython only)"
         )
     raise AttributeError(f"module 'IPython.display' has no attribute {name!r}")
