@@ -163,6 +163,9 @@ def _check_token(token, vocab_size: int) -> int:
 def _check_vector(x, n: int, what: str) -> list[float]:
     if len(x) != n:
         raise ShapeMismatch(f"{what} has {len(x)} floats; expected {n}")
+    if not all(map(math.isfinite, x)):  # an inf or a NaN would come out as NaN logits, silently
+        i = next(i for i, v in enumerate(x) if not math.isfinite(v))
+        raise ValueError(f"{what}[{i}] = {x[i]!r}; expected finite floats")
     return x
 
 
