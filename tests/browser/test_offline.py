@@ -85,6 +85,7 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
         page.goto(f"{host.base}/deeper/no-such-page.html")
 
 
+@pytest.mark.solo  # races the page's 2 s of quiet with the pace of typing: not under the other workers' load
 def test_the_offline_copy_waits_while_the_learner_types(sw_page, base_url):
     """Keeping the site downloads every file of the guide again. It began as soon as Python
     had started, while the learner typed their first line: each key took twice as long to show,
