@@ -51,32 +51,9 @@ def test_exercise_2s_starter_fails_its_checks_and_the_solution_passes_all(page, 
     assert page.locator(".pc-checks-summary").inner_text() == f"{CHECKS} / {CHECKS} passed"
 
 
-def test_the_network_trains_on_the_learners_value_in_the_page(page, base_url, artifacts_dir):
-    open_lab(page, base_url)
-    solve_both(page)
-    out = run_and_wait(page, TRAINING)
-    assert cell(page, TRAINING).get_attribute("data-state") == "done", out
-    line = re.search(
-        r"^40 steps in ([\d.]+) s \((\d+) ms a step, redraws included\): loss ([\d.]+) -> ([\d.]+), "
-        r"training accuracy (\d+)%(?:;|$)",
-        out,
-        re.M,
-    )
-    assert line, out
-    assert float(line[4]) < float(line[3]) and int(line[5]) >= 95
-    # The progress line and the picture show the last step.
-    assert re.search(r"step 40 of 40: loss [\d.]+, training accuracy \d+%, [\d.]+ s", out), out
-    report = cell(page, TRAINING).locator(".nn-training-report")
-    assert report.count() == 1 and report.locator("p").inner_text().startswith("Trained 40 steps:")
-    assert report.locator("svg.nn-decision-boundary .nn-point").count() == 40
-    print(f"\nthe page's training run in Pyodide: {line[1]} s ({line[2]} ms a step), accuracy {line[5]} %")
-    # The timing cell runs the "Trained network" check's code (tests/test_micrograd_page.py), which
-    # the first test runs in this page through Check my code.
-    cell(page, TRAINING).scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts_dir / "micrograd-exercise-2-trained.png"), full_page=False)
-
-
-def test_stop_ends_the_training_at_a_step_and_keeps_what_trained(page, base_url):
+def test_stop_ends_the_training_at_a_step_then_a_run_trains_the_network_on_the_learners_value(page, base_url, artifacts_dir):
+    """Stop mid-training keeps what trained, says at which step; then a whole run of the cell trains
+    the learner's network to at least 95 %, with its progress line and its picture."""
     open_lab(page, base_url)
     solve_both(page)
     run_and_wait(page, TRAINING - 1)  # the network's classes
@@ -100,3 +77,25 @@ def test_stop_ends_the_training_at_a_step_and_keeps_what_trained(page, base_url)
     assert shown == step // 10 * 10
     set_code(page, TIMING, "print(len(history), history[-1][0], len(model.parameters()))")
     assert run_and_wait(page, TIMING).split() == [str(step + 1), str(step), "65"]
+
+    # The whole run, as the learner runs it next.
+    out = run_and_wait(page, TRAINING)
+    assert cell(page, TRAINING).get_attribute("data-state") == "done", out
+    line = re.search(
+        r"^40 steps in ([\d.]+) s \((\d+) ms a step, redraws included\): loss ([\d.]+) -> ([\d.]+), "
+        r"training accuracy (\d+)%(?:;|$)",
+        out,
+        re.M,
+    )
+    assert line, out
+    assert float(line[4]) < float(line[3]) and int(line[5]) >= 95
+    # The progress line and the picture show the last step.
+    assert re.search(r"step 40 of 40: loss [\d.]+, training accuracy \d+%, [\d.]+ s", out), out
+    report = cell(page, TRAINING).locator(".nn-training-report")
+    assert report.count() == 1 and report.locator("p").inner_text().startswith("Trained 40 steps:")
+    assert report.locator("svg.nn-decision-boundary .nn-point").count() == 40
+    print(f"\nthe page's training run in Pyodide: {line[1]} s ({line[2]} ms a step), accuracy {line[5]} %")
+    # The timing cell runs the "Trained network" check's code (tests/test_micrograd_page.py), which
+    # the first test runs in this page through Check my code.
+    cell(page, TRAINING).scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts_dir / "micrograd-exercise-2-trained.png"), full_page=False)
