@@ -397,3 +397,43 @@ def test_the_block_pool_view_shows_holders_cached_and_free_blocks():
     stats = engine.stats
     assert (stats.blocks_in_use, stats.blocks_cached, stats.blocks_free) == (3, 2, 3)
     assert engine.kv.prefix_hits == 4 and engine.kv.prefix_queries == 10
+
+
+def test_a_stop_inside_a_step_lands_after_it_and_the_text_stays_dense():
+    """Tried as a learner: Stop mid-demo, then engine.step() to the end, gave other text than a run
+    never stopped (a step stopped between sampling and recording its tokens). A SIGINT raised inside
+    a step is now raised after it: the engine goes on as if never stopped."""
+    import signal
+
+    from labs.engine import LLMEngine, interrupts_after
+    from labs.sampling import SamplingParams
+    from labs.tiny_lm import ModelConfig, TinyLM, dense_generate
+
+    model = TinyLM.random(ModelConfig(vocab_size=17, d_model=8, n_layer=1, n_head=2, max_positions=40), seed=3)
+    prompts = [[1, 2, 3, 4, 5], [1, 2, 3, 6]]
+    params = [SamplingParams(temperature=0.8, seed=5), SamplingParams(temperature=0.8, seed=6)]
+    engine = LLMEngine(model, num_blocks=12, block_size=4, max_num_seqs=2)
+    for prompt, sp in zip(prompts, params, strict=True):
+        engine.add_request(prompt, 12, sampling_params=sp)
+    runner_execute = engine.runner.execute
+    stops = []
+
+    def execute_then_stop(*args):  # the Stop arrives while the step samples
+        tokens = runner_execute(*args)
+        if len(stops) < 3:
+            stops.append(True)
+            signal.raise_signal(signal.SIGINT)
+        return tokens
+
+    engine.runner.execute = execute_then_stop
+    interrupted = 0
+    while engine.has_unfinished_requests():
+        try:
+            engine.step()
+        except KeyboardInterrupt:
+            interrupted += 1
+    assert interrupted == 3
+    outputs = [r.output_ids for r in sorted(engine.scheduler.finished, key=lambda r: r.request_id)]
+    assert outputs == [dense_generate(model, p, 12, sampling_params=sp) for p, sp in zip(prompts, params, strict=True)]
+    with interrupts_after():  # and nothing held is raised when no Stop came
+        pass

@@ -14,6 +14,9 @@ prefix-cached or preempted: ``tests/test_engine.py`` holds that oracle.
 from __future__ import annotations
 
 import itertools
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from labs.kv_cache_manager import KVCacheManager
@@ -37,6 +40,33 @@ class StepOutput:
     new_tokens: dict
     preempted: tuple
     finished: tuple
+
+
+@contextmanager
+def interrupts_after():
+    """Hold a KeyboardInterrupt (SIGINT: Ctrl+C, the page's Stop) that arrives inside the block; raise it after.
+
+    A step schedules (admits, allocates, preempts), samples (advancing each request's generator)
+    and records its tokens: stopped between two of these, the engine would hold a half-made step,
+    and its text would no longer equal dense generation. Where Python takes no signal handler
+    (a thread other than the main one), the block runs as it is.
+
+    >>> with interrupts_after():
+    ...     total = sum(range(10))
+    >>> total
+    45
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 @dataclass(frozen=True)
@@ -151,7 +181,16 @@ class LLMEngine:
         return self.scheduler.has_unfinished()
 
     def step(self) -> StepOutput:
-        """Schedule one batch, run it, record its tokens; return a StepOutput ("idle" when nothing is left)."""
+        """Schedule one batch, run it, record its tokens; return a StepOutput ("idle" when nothing is left).
+
+        A step is whole or not at all: a KeyboardInterrupt (the page's Stop) that arrives while it
+        runs is raised once it has ended (see :func:`interrupts_after`), so a stopped engine goes on
+        with ``step()`` as if it had never been stopped.
+        """
+        with interrupts_after():
+            return self._step()
+
+    def _step(self) -> StepOutput:
         if not self.scheduler.has_unfinished():
             return StepOutput("idle", {}, (), ())
         plan = self.scheduler.schedule()
