@@ -14,6 +14,7 @@ from tests.browser.helpers import (
     assert_stop_keeps_the_namespace,
     cell,
     editor,
+    let_python_start,
     open_lab,
     run_and_wait,
     runs,
@@ -22,6 +23,7 @@ from tests.browser.helpers import (
     stop_and_read,
     wait_cell,
     wait_runs,
+    while_python_starts,
 )
 from tests.pages import LAB_NAMES, check_count
 from tests.plain_host import PlainHost
@@ -149,11 +151,14 @@ def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
 
 
 def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page, base_url):
-    page.goto(f"{base_url}/paged_attention.html")  # Python may still be loading: editors wait
+    # Python held back: the editors on the screen wait for it, so the code is still the built one
+    # (with a warm HTTP cache Python was ready, and the editor made, before the click).
+    held = while_python_starts(page, base_url, "paged_attention")
     code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
     line = code.locator("span").filter(has_text="unchecked").first  # line 7, not the first
     line.click()
     page.keyboard.type("ZZZ")
+    let_python_start(page, held)
     # CodeMirror may still be loading: the keys go in once the editor is there.
     page.wait_for_function("window.pyodideCells.cell(1).code.includes('ZZZ')", timeout=TIMEOUT)
     text = page.evaluate("window.pyodideCells.cell(1).code")
