@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.helpers import READY, TIMEOUT, assert_stop_keeps_the_namespace, editor, run_and_wait, set_code
+from tests.browser.helpers import (
+    READY,
+    TIMEOUT,
+    assert_stop_keeps_the_namespace,
+    editor,
+    run_and_wait,
+    set_code,
+    while_python_starts,
+)
 from tests.browser.test_edits_and_output import SHOWN_CODE
 from tests.browser.test_micrograd_page import EXERCISE
 from tests.conftest import ROOT, _new_page
@@ -89,13 +97,21 @@ def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_hos
 def test_the_offline_copy_waits_while_the_learner_types(sw_page, base_url):
     """Keeping the site downloads every file of the guide again. It began as soon as Python
     had started, while the learner typed their first line: each key took twice as long to show,
-    and the run waited behind it. Now it waits until the learner leaves the page alone."""
+    and the run waited behind it. Now it waits until the learner leaves the page alone.
+
+    The learner is typing before Python is ready (its wasm held back until then): were the
+    first key to come after Python, a slow machine's 2 s between ready and the click would
+    let the copy start before the test had typed anything (seen in CI)."""
     page = sw_page
-    page.goto(f"{base_url}/micrograd.html")
+    held = while_python_starts(page, base_url, "micrograd")
     editor(page, EXERCISE).click()
     page.keyboard.press("Control+End")
     page.keyboard.press("Enter")
-    typed = ""
+    page.keyboard.type("xxxx", delay=80)
+    typed = "xxxx"
+    for route in held:
+        route.continue_()
+    page.unroute("**/pyodide.asm.wasm")
     chunks_after_ready = 0
     while chunks_after_ready < 10:  # over 3 s of typing once Python is ready, at a learner's pace
         page.keyboard.type("xxxx", delay=80)
