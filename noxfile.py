@@ -21,6 +21,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import nox
@@ -157,6 +158,8 @@ def tests(session: nox.Session) -> None:
     # need no built site (marked in tests/conftest.py) run on the other one meanwhile.
     for old in (ROOT / "test-artifacts").glob("contexts-*.txt"):
         old.unlink()
+    began = time.monotonic()
+    took = lambda: f"{time.monotonic() - began:.0f} s"  # noqa: E731
     build = _start_docs_build(session, TEST_SITE)
     try:
         _lint(session)
@@ -169,13 +172,17 @@ def tests(session: nox.Session) -> None:
         build.kill()
         build.wait()
         raise
+    session.log(f"the lint, the JS tests and the tests that need no site: done at {took()}")
     _end_docs_build(session, build, TEST_SITE)
+    session.log(f"the docs build: done at {took()}")
     # Workers (pytest-xdist, PYTEST_WORKERS), each with its own Chromium; an idle one takes tests
     # queued for a busy one (worksteal), so one long test does not hold the end of the run. The
     # tests marked `solo` would measure or race time under that load: they run after, alone.
     # The 30 slowest tests, every run: a test that became slow shows where everyone looks.
     session.run("pytest", "-n", PYTEST_WORKERS, "--dist", "worksteal", "-m", "site and not solo", "--durations=30", env=env)
+    session.log(f"the site's tests: done at {took()}")
     session.run("pytest", "-m", "solo", "--durations=10", env=env, success_codes=[0, 5])  # 5: none marked
+    session.log(f"the solo tests: done at {took()} (after the set-up)")
     counts = [int(p.read_text()) for p in (ROOT / "test-artifacts").glob("contexts-*.txt")]
     session.log(f"browser contexts made (each a cold start of Python's WebAssembly): {sum(counts)}")
 

@@ -175,8 +175,8 @@ def _assert_clean(recorder: Recorder) -> None:
 
 
 class SharedContext:
-    """One browser context for the tests of a module: its HTTP cache (and the WebAssembly compiled
-    from it) stays warm from test to test, so only the module's first page starts Python cold.
+    """One browser context for the tests of a worker: its HTTP cache (and the WebAssembly compiled
+    from it) stays warm from test to test, so only the worker's first page starts Python cold.
     Each test gets a new tab and leaves none behind: its tabs are closed and what the site kept in
     the browser (local and session storage, Cache Storage, IndexedDB) is cleared for every origin
     it visited, so no test sees another's storage."""
@@ -217,7 +217,7 @@ class SharedContext:
             self.origins.clear()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shared_context(browser):
     shared = SharedContext(browser)
     yield shared
@@ -234,7 +234,7 @@ def _shared_page(shared_context: SharedContext, recorder: Recorder, width: int, 
 
 @pytest.fixture
 def page(shared_context, recorder):
-    """A 1280 x 900 tab in the module's shared context (SharedContext)."""
+    """A 1280 x 900 tab in the worker's shared context (SharedContext)."""
     yield from _shared_page(shared_context, recorder, 1280, 900)
 
 
@@ -275,7 +275,7 @@ def outage(page):
 
 @pytest.fixture
 def phone_page(shared_context, recorder):
-    """A 390 x 844 tab in the module's shared context."""
+    """A 390 x 844 tab in the worker's shared context."""
     yield from _shared_page(shared_context, recorder, 390, 844)
 
 

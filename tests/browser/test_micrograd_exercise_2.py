@@ -31,21 +31,21 @@ def solve_both(page):
     return run_and_wait(page, EXERCISE_2)
 
 
-def test_exercise_2s_solution_passes_all_in_the_page(page, base_url):
+def test_the_solution_passes_every_check_then_stop_ends_the_training_at_a_step_then_a_run_trains_the_network(
+    page, base_url, artifacts_dir
+):
     """Exercise 1 solved, then exercise 2's reference: every check passes in the page. (That exercise
     2's starter fails exercise 2's checks is held in CPython, tests/test_micrograd_page.py and
-    passing() below; the page's statuses for a starter, by test_complete_the_exercise_run_it_and_check_it.)"""
+    passing() below; the page's statuses for a starter, by test_complete_the_exercise_run_it_and_check_it.)
+    Then, on the same page, Stop mid-training keeps what trained and says at which step; a whole run
+    of the cell trains the learner's network to at least 95 %, with its progress line and its picture."""
     assert (
         passing(micrograd_solution(), exercise_code(TEXT, 1))
         == passing(micrograd_solution())
         != passing(micrograd_solution(), reference_solution(TEXT, 1))
     )
     open_lab(page, base_url)
-    set_code(page, EXERCISE_1, micrograd_solution())
-    run_and_wait(page, EXERCISE_1)
-
-    set_code(page, EXERCISE_2, reference_solution(TEXT, 1))
-    out = run_and_wait(page, EXERCISE_2)
+    out = solve_both(page)
     ref = ReferenceValue(0.2)
     loss = (1 - 3 * ref).relu() + ref**2 / 4 - (-ref).exp()
     loss.backward()
@@ -54,12 +54,6 @@ def test_exercise_2s_solution_passes_all_in_the_page(page, base_url):
     assert set(results.values()) == {"passed"}, results
     assert page.locator(".pc-checks-summary").inner_text() == f"{CHECKS} / {CHECKS} passed"
 
-
-def test_stop_ends_the_training_at_a_step_then_a_run_trains_the_network_on_the_learners_value(page, base_url, artifacts_dir):
-    """Stop mid-training keeps what trained, says at which step; then a whole run of the cell trains
-    the learner's network to at least 95 %, with its progress line and its picture."""
-    open_lab(page, base_url)
-    solve_both(page)
     run_and_wait(page, TRAINING - 1)  # the network's classes
     start_running(page, TRAINING, CELLS[TRAINING][1])
     # Stop once the progress line, redrawn in place while the cell runs, says step 10: mid-run.
