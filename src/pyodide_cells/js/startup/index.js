@@ -50,9 +50,10 @@ const now = () => performance.timeOrigin + performance.now();
  * @param {Promise<protocol.InitMessage>} init  the page's init message, when it comes
  * @param {(msg: protocol.WorkerMessage) => void} post  sends a message to the page
  * @param {(kind: string, payload: string) => void} emit  the runner's one callback (protocol.js RunnerKind)
+ * @param {() => void} [tick]  called now and then while Python runs code (connectInterrupt)
  * @returns {Promise<Started>}  rejects with what went wrong when Python cannot start
  */
-export async function startPython(init, post, emit) {
+export async function startPython(init, post, emit, tick = () => {}) {
   const plain = protocol.isPlainStart(self.location.href);
   const step = (/** @type {number} */ k, /** @type {protocol.SnapshotSource} */ restored = "") =>
     post(protocol.status(k === protocol.BOOT_STEPS.length ? "ready" : "loading", k, protocol.BOOT_STEPS[k - 1], now(), restored));
@@ -82,7 +83,7 @@ export async function startPython(init, post, emit) {
     fillFileSystem(pyodide, files, how(false));
     bootWorker(pyodide, files, how(false));
   }
-  const interrupt = await connectInterrupt(pyodide, init);
+  const interrupt = await connectInterrupt(pyodide, init, tick);
   const made = restored ? null : keepSnapshot(pyodide, snapshots, Boolean(wheel));
 
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
@@ -141,14 +142,29 @@ async function startFast(snapshots, opening, init) {
 
 /**
  * Stop's buffer from the page's init message, given to Python (null where the page is not isolated).
+ *
+ * Python gets a stand-in, on every host: Python runs synchronously on the worker's thread, so
+ * no timer fires while it runs, but it reads the interrupt buffer's signal every few dozen
+ * bytecodes of Python code (CPython's Emscripten signal check, which setInterruptBuffer turns
+ * on). Reading the stand-in's signal calls `tick` first, which lets the worker send the output
+ * it holds during a long computation (streams.js); the signal itself is the page's byte, or
+ * always NO_SIGNAL without isolation. Sleeps and long calls into C read it only when they end.
  * @param {any} pyodide
  * @param {Promise<protocol.InitMessage>} init
+ * @param {() => void} tick
  */
-async function connectInterrupt(pyodide, init) {
+async function connectInterrupt(pyodide, init, tick) {
   const { interruptBuffer } = await init;
-  if (!interruptBuffer) return null;
-  const interrupt = new Uint8Array(interruptBuffer);
-  pyodide.setInterruptBuffer(interrupt);
+  const interrupt = interruptBuffer ? new Uint8Array(interruptBuffer) : null;
+  pyodide.setInterruptBuffer({
+    get [protocol.SIGNAL]() {
+      tick();
+      return interrupt ? interrupt[protocol.SIGNAL] : protocol.NO_SIGNAL;
+    },
+    set [protocol.SIGNAL](/** @type {number} */ value) {
+      if (interrupt) interrupt[protocol.SIGNAL] = value;
+    },
+  });
   return interrupt;
 }
 
