@@ -36,6 +36,7 @@ import { seeRealGlobals, startAfresh, startInterpreter } from "./interpreter.js"
 import { packSparse } from "./packed.js";
 import { SnapshotStore } from "./snapshot.js";
 import { fetchRestLater } from "./stdlib_rest.js";
+import { tickingSignal } from "./ticking.js";
 
 /**
  * What a started worker answers requests with.
@@ -50,7 +51,7 @@ const now = () => performance.timeOrigin + performance.now();
  * @param {Promise<protocol.InitMessage>} init  the page's init message, when it comes
  * @param {(msg: protocol.WorkerMessage) => void} post  sends a message to the page
  * @param {(kind: string, payload: string) => void} emit  the runner's one callback (protocol.js RunnerKind)
- * @param {() => void} [tick]  called now and then while Python runs code (connectInterrupt)
+ * @param {() => void} [tick]  called now and then while Python runs code (ticking.js)
  * @returns {Promise<Started>}  rejects with what went wrong when Python cannot start
  */
 export async function startPython(init, post, emit, tick = () => {}) {
@@ -141,14 +142,8 @@ async function startFast(snapshots, opening, init) {
 }
 
 /**
- * Stop's buffer from the page's init message, given to Python (null where the page is not isolated).
- *
- * Python gets a stand-in, on every host: Python runs synchronously on the worker's thread, so
- * no timer fires while it runs, but it reads the interrupt buffer's signal every few dozen
- * bytecodes of Python code (CPython's Emscripten signal check, which setInterruptBuffer turns
- * on). Reading the stand-in's signal calls `tick` first, which lets the worker send the output
- * it holds during a long computation (streams.js); the signal itself is the page's byte, or
- * always NO_SIGNAL without isolation. Sleeps and long calls into C read it only when they end.
+ * Stop's buffer from the page's init message (null where the page is not isolated); Python is
+ * given it with `tick` (ticking.js), on every host.
  * @param {any} pyodide
  * @param {Promise<protocol.InitMessage>} init
  * @param {() => void} tick
@@ -156,15 +151,7 @@ async function startFast(snapshots, opening, init) {
 async function connectInterrupt(pyodide, init, tick) {
   const { interruptBuffer } = await init;
   const interrupt = interruptBuffer ? new Uint8Array(interruptBuffer) : null;
-  pyodide.setInterruptBuffer({
-    get [protocol.SIGNAL]() {
-      tick();
-      return interrupt ? interrupt[protocol.SIGNAL] : protocol.NO_SIGNAL;
-    },
-    set [protocol.SIGNAL](/** @type {number} */ value) {
-      if (interrupt) interrupt[protocol.SIGNAL] = value;
-    },
-  });
+  pyodide.setInterruptBuffer(tickingSignal(interrupt, tick));
   return interrupt;
 }
 
