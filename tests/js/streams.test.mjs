@@ -44,22 +44,22 @@ test("a print loop of 100,000 lines sends a bounded number of messages, and ever
   }
   b.flush(); // the run's end
   // At once: the bucket's first messages; then one per streamFlushMs of the loop, and one per streamFlushChars.
-  const bound = LIMITS.streamEagerWrites + n / 100 / LIMITS.streamFlushMs + text().length / LIMITS.streamFlushChars + 1;
+  const bound = LIMITS.streamEagerMessages + n / 100 / LIMITS.streamFlushMs + text().length / LIMITS.streamFlushChars + 1;
   assert.ok(sent.length <= bound, `${sent.length} messages for ${2 * n} writes, more than ${bound}`);
   assert.equal(text(), Array.from({ length: n }, (_, i) => `${i}\n`).join(""));
 });
 
 test("once the bucket is spent, writes are held until a write that earned a message, and sent in one", () => {
   const { b, sent, advance } = batcher();
-  printLoop(b, LIMITS.streamEagerWrites); // 2 writes a line: the bucket is spent half way
-  assert.equal(sent.length, LIMITS.streamEagerWrites);
+  printLoop(b, LIMITS.streamEagerMessages); // 2 writes a line: the bucket is spent half way
+  assert.equal(sent.length, LIMITS.streamEagerMessages);
   assert.equal(b.holding, true);
   advance(LIMITS.streamFlushMs - 1);
   b.write("stdout", "late\n");
-  assert.equal(sent.length, LIMITS.streamEagerWrites, "no message earned yet: held");
+  assert.equal(sent.length, LIMITS.streamEagerMessages, "no message earned yet: held");
   advance(1);
   b.write("stdout", "next\n");
-  assert.equal(sent.length, LIMITS.streamEagerWrites + 1);
+  assert.equal(sent.length, LIMITS.streamEagerMessages + 1);
   assert.ok(sent.at(-1).text.endsWith("late\nnext\n"), sent.at(-1).text);
   assert.equal(b.holding, false);
 });
@@ -80,7 +80,7 @@ test("the end of a print loop followed by a long computation is sent by a tick o
 });
 
 test("a batch that reaches streamFlushChars is sent at once, even with the bucket spent", () => {
-  const { b, sent } = batcher({ ...LIMITS, streamEagerWrites: 1, streamFlushChars: 10 });
+  const { b, sent } = batcher({ ...LIMITS, streamEagerMessages: 1, streamFlushChars: 10 });
   b.write("stdout", "a\n");
   b.write("stdout", "bbbb\n");
   assert.equal(sent.length, 1);
@@ -89,7 +89,7 @@ test("a batch that reaches streamFlushChars is sent at once, even with the bucke
 });
 
 test("stdout and stderr keep their order: a switch sends what the other stream held", () => {
-  const { b, sent } = batcher({ ...LIMITS, streamEagerWrites: 1 });
+  const { b, sent } = batcher({ ...LIMITS, streamEagerMessages: 1 });
   b.write("stdout", "a\n");
   b.write("stdout", "b\n");
   b.write("stderr", "oops\n");
@@ -103,11 +103,11 @@ test("stdout and stderr keep their order: a switch sends what the other stream h
   ]);
 });
 
-test("a print loop earns no more than the bucket holds: a long quiet spell leaves streamEagerWrites to spend", () => {
+test("a print loop earns no more than the bucket holds: a long quiet spell leaves streamEagerMessages to spend", () => {
   const { b, sent, advance } = batcher();
   advance(3_600_000);
-  printLoop(b, LIMITS.streamEagerWrites);
-  assert.equal(sent.length, LIMITS.streamEagerWrites);
+  printLoop(b, LIMITS.streamEagerMessages);
+  assert.equal(sent.length, LIMITS.streamEagerMessages);
   assert.equal(b.holding, true);
 });
 
@@ -122,7 +122,7 @@ test("a new run's first writes are sent at once, whatever the last run spent", (
 });
 
 test("a flush with nothing held sends nothing and spends no message", () => {
-  const { b, sent } = batcher({ ...LIMITS, streamEagerWrites: 1 });
+  const { b, sent } = batcher({ ...LIMITS, streamEagerMessages: 1 });
   b.flush();
   b.write("stdout", "");
   b.write("stdout", "a\n");

@@ -24,7 +24,7 @@ import LIMITS_JSON from "../limits.json" with { type: "json" };
 /**
  * Output limits, shared with the cell runner (runner.py reads the same file).
  * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number, renderedTextChars: number,
- *   streamFlushChars: number, streamFlushMs: number, streamEagerWrites: number, stopGraceMs: number, stopResendMs: number,
+ *   streamFlushChars: number, streamFlushMs: number, streamEagerMessages: number, stopGraceMs: number, stopResendMs: number,
  *   siteSnapshotBudgetMs: number}}
  */
 export const LIMITS = /* @__PURE__ */ Object.freeze({ ...LIMITS_JSON });

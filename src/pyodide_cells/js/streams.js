@@ -8,20 +8,20 @@
 // computes for a minute must see the four lines for that minute, and keep them
 // when Stop replaces the worker (a host without cross-origin isolation), so a
 // write is sent at once unless writes come fast. Only a print loop is
-// batched, by a token bucket: a run starts with LIMITS.streamEagerWrites
+// batched, by a token bucket: a run starts with LIMITS.streamEagerMessages
 // messages to spend, and earns one more each LIMITS.streamFlushMs, up to that
 // many. A write is sent when a message can be spent; otherwise it is held, and
 // leaves with the next write that can spend one, when what is held reaches
 // LIMITS.streamFlushChars, or on a flush (print(..., flush=True), the run's end,
 // or `tick`, which the worker calls while Python runs). A loop that prints
 // 100,000 lines thus sends about one message per streamFlushMs, as before the
-// bucket: the page draws each message it gets, and measured in Chromium, a
-// bucket refilled whole each window (32 messages every 50 ms) made that loop
-// take twice as long on the page.
+// bucket: the page draws each message it gets, and a bucket refilled whole
+// each window (32 messages every 50 ms) sent it ten to twenty times as many,
+// which it fell far behind drawing.
 
 /** @typedef {"stdout" | "stderr"} StreamName */
 /**
- * @typedef {{streamFlushChars: number, streamFlushMs: number, streamEagerWrites: number}} StreamLimits
+ * @typedef {{streamFlushChars: number, streamFlushMs: number, streamEagerMessages: number}} StreamLimits
  *   the LIMITS (protocol.js) this module reads
  */
 
@@ -38,7 +38,7 @@ export class StreamBatcher {
     /** @type {StreamName | null} */
     this.name = null;
     this.text = "";
-    this.tokens = limits.streamEagerWrites; // messages that may go at once
+    this.tokens = limits.streamEagerMessages; // messages that may go at once
     this.earnedAt = clock(); // when `tokens` was last brought up to date
   }
 
@@ -46,7 +46,7 @@ export class StreamBatcher {
   reset() {
     this.name = null;
     this.text = "";
-    this.tokens = this.limits.streamEagerWrites;
+    this.tokens = this.limits.streamEagerMessages;
     this.earnedAt = this.clock();
   }
 
@@ -86,8 +86,8 @@ export class StreamBatcher {
   /** The messages that may go now, counting those earned since last asked. */
   earn() {
     const now = this.clock();
-    const { streamEagerWrites, streamFlushMs } = this.limits;
-    this.tokens = Math.min(streamEagerWrites, this.tokens + (now - this.earnedAt) / streamFlushMs);
+    const { streamEagerMessages, streamFlushMs } = this.limits;
+    this.tokens = Math.min(streamEagerMessages, this.tokens + (now - this.earnedAt) / streamFlushMs);
     this.earnedAt = now;
     return this.tokens;
   }
