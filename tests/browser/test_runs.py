@@ -117,6 +117,31 @@ def test_without_isolation_a_stopped_cell_is_not_run_again_after_the_restart(pag
     assert_a_later_cell_runs_alone(page, stopped)
 
 
+def test_lines_printed_before_a_long_computation_show_during_it_and_survive_stop(page, plain_server):
+    """Issue 38: of four lines printed before a sleep only the first showed until it ended, and
+    without isolation Stop (which replaces the worker) lost the other three."""
+    page.goto(f"{plain_server}/micrograd.html")
+    page.wait_for_function(READY, timeout=TIMEOUT)
+    lines = [f"line {i}" for i in range(4)]
+    set_code(page, EXERCISE, "import time\nfor i in range(4):\n    print('line', i)\ntime.sleep(600)")
+    before = runs(page, EXERCISE)
+    cell(page, EXERCISE).locator(".pc-run").click()
+    page.wait_for_function(
+        """([i, last]) => {
+          const box = document.querySelectorAll('div.cell.pc-live')[i];
+          return box.dataset.state === 'running' && box.querySelector('.cell_output').innerText.includes(last);
+        }""",
+        arg=[EXERCISE, lines[-1]],
+        timeout=TIMEOUT,
+    )
+    assert runs(page, EXERCISE) == before, "all four lines show while the sleep runs"
+    cell(page, EXERCISE).locator(".pc-run").click()  # the running cell's Run is its Stop
+    wait_runs(page, EXERCISE, before + 1)
+    output = cell(page, EXERCISE).locator(".cell_output").inner_text()
+    assert [line for line in output.splitlines() if line.startswith("line ")] == lines, output
+    assert cell(page, EXERCISE).get_attribute("data-state") == "interrupted"
+
+
 def test_code_that_ignores_stop_is_restarted_and_not_run_again(page, base_url):
     """A JavaScript loop never lets Python read the interrupt (nor does time.sleep): after
     the grace period Python is restarted."""

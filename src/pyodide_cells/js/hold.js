@@ -1,11 +1,11 @@
 // @ts-check
 // A run's first output, shown in one piece. The worker sends a run's first
-// write at once (so that a line printed before a long computation shows) and
-// the rest in batches; a quick cell that prints a few lines therefore arrived
-// as two messages, and the page drew its output twice: one line, then all of
-// them. Its box changed height in between, so everything below it moved, and
-// the browser walked and painted the page below again, for every cell that
-// ran. Held for a moment here, the pieces of a quick run are drawn together.
+// writes at once (so that lines printed before a long computation show) and
+// the rest of a print loop in batches (streams.js); a quick cell that prints a
+// few lines therefore arrives as several messages, and the page drew its
+// output in steps: one line, then the next, then all of them. Its box
+// changed height in between, so everything below it moved, and the browser
+// walked and painted the page below again, for every cell that ran. Held for a moment here, the pieces of a quick run are drawn together.
 //
 // Only a run's first output waits, and at most LIMITS.streamFlushMs after it
 // arrives (the worker's own batching interval): a long run's output flows as

@@ -24,7 +24,7 @@ import LIMITS_JSON from "../limits.json" with { type: "json" };
 /**
  * Output limits, shared with the cell runner (runner.py reads the same file).
  * @type {{outputChars: number, richCharsPerOutput: number, richCharsPerRun: number, renderedTextChars: number,
- *   streamFlushChars: number, streamFlushMs: number, stopGraceMs: number, stopResendMs: number,
+ *   streamFlushChars: number, streamFlushMs: number, streamEagerMessages: number, stopGraceMs: number, stopResendMs: number,
  *   siteSnapshotBudgetMs: number}}
  */
 export const LIMITS = /* @__PURE__ */ Object.freeze({ ...LIMITS_JSON });
@@ -236,7 +236,7 @@ export const fatal = (/** @type {number} */ id, /** @type {string} */ message) =
 /**
  * What the Python cell runner (python/runner.py) tells the worker, through its one callback
  * `emit(kind, payload)`: `payload` is JSON text of the kind's type below. The worker turns each
- * into worker messages (runnerMessage), batching `stream` and sending the batch on `flush`.
+ * into worker messages (runnerMessage); `stream` is sent as streams.js decides, and what it holds on `flush`.
  * @typedef {{name: "stdout" | "stderr", text: string}} RunnerStream  a write to sys.stdout or sys.stderr
  * @typedef {{}} RunnerFlush  sys.stdout.flush() (print(..., flush=True)): send what is batched
  * @typedef {{data: MimeBundle, display_id?: string, update?: boolean}} RunnerDisplay  IPython.display.display

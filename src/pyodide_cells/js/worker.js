@@ -1,6 +1,6 @@
 // @ts-check
-// The Pyodide worker: the transport to the page, the batching of Python's
-// output streams, and the dispatch of the page's requests, answered one at a
+// The Pyodide worker: the transport to the page, Python's output streams
+// (sent as streams.js decides), and the dispatch of the page's requests, answered one at a
 // time. How Python starts (Pyodide 0.26.2 from the site's own _static/pyodide/,
 // the labs wheel, the cell runner) is startup/index.js, its one entry point
 // startPython. Every message it sends or accepts, and every kind the cell
@@ -15,6 +15,7 @@
 
 import * as protocol from "./protocol.js";
 import { startPython } from "./startup/index.js";
+import { StreamBatcher } from "./streams.js";
 
 // ------------------------------------------------------------------ transport
 
@@ -54,34 +55,15 @@ self.onmessage = (event) => {
 
 /** @type {number | null} the request whose output Python is writing */
 let currentId = null;
-let streamBuffer = { name: /** @type {"stdout" | "stderr" | null} */ (null), text: "" };
-let lastFlush = -Infinity;
-let partialLine = false; // the last text sent did not end its line
-
-function flushStreams() {
-  if (streamBuffer.text && currentId !== null && streamBuffer.name) {
-    post(protocol.stream(currentId, streamBuffer.name, streamBuffer.text));
-    partialLine = !streamBuffer.text.endsWith("\n");
-    lastFlush = performance.now(); // only a batch sent counts: an empty flush must not hold back the next write
-  }
-  streamBuffer = { name: null, text: "" };
-}
-
-// Streams are batched: a print loop would otherwise post one message per write.
-// Python runs synchronously on this thread, so no timer can flush while it
-// runs: a write sends the batch when it is big or old enough, when it ends a
-// line whose start was already sent (print writes "step", " 0" and "\n"
-// apart), or when Python flushes (print(..., flush=True)).
-/** @param {"stdout" | "stderr"} name @param {string} text */
-function bufferStream(name, text) {
-  if (streamBuffer.name !== name) flushStreams();
-  streamBuffer.name = name;
-  streamBuffer.text += text;
-  const { streamFlushChars, streamFlushMs } = protocol.LIMITS;
-  if (streamBuffer.text.length >= streamFlushChars || performance.now() - lastFlush >= streamFlushMs || (partialLine && text.includes("\n"))) {
-    flushStreams();
-  }
-}
+// When Python's writes are sent: streams.js.
+const streams = new StreamBatcher(
+  (name, text) => {
+    if (currentId !== null) post(protocol.stream(currentId, name, text));
+  },
+  protocol.LIMITS,
+  () => performance.now(),
+);
+const flushStreams = () => streams.flush();
 
 /**
  * The runner's one callback (runner.py `emit`): a kind protocol.js declares and its JSON payload.
@@ -92,7 +74,7 @@ function emit(kind, payload) {
   if (currentId === null) return;
   if (kind === "flush") return flushStreams();
   const event = JSON.parse(payload);
-  if (kind === "stream") return bufferStream(event.name, event.text);
+  if (kind === "stream") return streams.write(event.name, event.text);
   flushStreams();
   const msg = protocol.runnerMessage(currentId, kind, event);
   if (msg) post(msg);
@@ -126,8 +108,7 @@ async function answer(request) {
   }
   const { runner, interrupt } = started;
   currentId = id;
-  lastFlush = -Infinity; // a run's first output shows at once
-  partialLine = false;
+  streams.reset();
   if (interrupt) interrupt[protocol.SIGNAL] = protocol.NO_SIGNAL; // a Stop meant for an earlier request must not hit this one
   const t0 = performance.now();
   try {
@@ -164,5 +145,5 @@ async function answer(request) {
 /** @param {unknown} err */
 const messageOf = (err) => String(err && /** @type {any} */ (err).message ? /** @type {any} */ (err).message : err);
 
-ready = startPython(init, post, emit);
+ready = startPython(init, post, emit, () => streams.tick());
 ready.catch((err) => post(protocol.status("error", 0, messageOf(err), now())));

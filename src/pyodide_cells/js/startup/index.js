@@ -36,6 +36,7 @@ import { seeRealGlobals, startAfresh, startInterpreter } from "./interpreter.js"
 import { packSparse } from "./packed.js";
 import { SnapshotStore } from "./snapshot.js";
 import { fetchRestLater } from "./stdlib_rest.js";
+import { tickingSignal } from "./ticking.js";
 
 /**
  * What a started worker answers requests with.
@@ -50,9 +51,10 @@ const now = () => performance.timeOrigin + performance.now();
  * @param {Promise<protocol.InitMessage>} init  the page's init message, when it comes
  * @param {(msg: protocol.WorkerMessage) => void} post  sends a message to the page
  * @param {(kind: string, payload: string) => void} emit  the runner's one callback (protocol.js RunnerKind)
+ * @param {() => void} [tick]  called now and then while Python runs code (ticking.js)
  * @returns {Promise<Started>}  rejects with what went wrong when Python cannot start
  */
-export async function startPython(init, post, emit) {
+export async function startPython(init, post, emit, tick = () => {}) {
   const plain = protocol.isPlainStart(self.location.href);
   const step = (/** @type {number} */ k, /** @type {protocol.SnapshotSource} */ restored = "") =>
     post(protocol.status(k === protocol.BOOT_STEPS.length ? "ready" : "loading", k, protocol.BOOT_STEPS[k - 1], now(), restored));
@@ -82,7 +84,7 @@ export async function startPython(init, post, emit) {
     fillFileSystem(pyodide, files, how(false));
     bootWorker(pyodide, files, how(false));
   }
-  const interrupt = await connectInterrupt(pyodide, init);
+  const interrupt = await connectInterrupt(pyodide, init, tick);
   const made = restored ? null : keepSnapshot(pyodide, snapshots, Boolean(wheel));
 
   const runner = pyodide.pyimport("pyodide_cells_runner").CellRunner(emit, JSON.stringify(protocol.LIMITS));
@@ -140,15 +142,16 @@ async function startFast(snapshots, opening, init) {
 }
 
 /**
- * Stop's buffer from the page's init message, given to Python (null where the page is not isolated).
+ * Stop's buffer from the page's init message (null where the page is not isolated); Python is
+ * given it with `tick` (ticking.js), on every host.
  * @param {any} pyodide
  * @param {Promise<protocol.InitMessage>} init
+ * @param {() => void} tick
  */
-async function connectInterrupt(pyodide, init) {
+async function connectInterrupt(pyodide, init, tick) {
   const { interruptBuffer } = await init;
-  if (!interruptBuffer) return null;
-  const interrupt = new Uint8Array(interruptBuffer);
-  pyodide.setInterruptBuffer(interrupt);
+  const interrupt = interruptBuffer ? new Uint8Array(interruptBuffer) : null;
+  pyodide.setInterruptBuffer(tickingSignal(interrupt, tick));
   return interrupt;
 }
 
