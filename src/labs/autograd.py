@@ -39,7 +39,7 @@ def _checked_data(data, children, op):
     data = float(data)
     if not math.isfinite(data):
         if children:  # finite operands gave inf or NaN: the op overflowed
-            args = ", ".join(repr(c.data) for c in children)
+            args = ", ".join(repr(getattr(c, "data", c)) for c in children)
             raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, beyond float64's largest finite 1.8e308")
         raise ValueError(f"Value data must be finite, got {data!r}: NaN and inf are rejected so no gradient turns into NaN")
     return data
@@ -115,7 +115,10 @@ class Value:
         self.data = data
         self.grad = 0.0
         self._backward = _no_backward  # a leaf has nothing to propagate
-        self._prev = tuple(dict.fromkeys(_children)) if _children else ()  # a + a: one child
+        if type(_children) is tuple and (len(_children) < 2 or len(_children) == 2 and _children[0] is not _children[1]):
+            self._prev = _children  # an op's (self,) or (self, other): already distinct
+        else:  # a + a has one child; dict.fromkeys keeps the operand order
+            self._prev = tuple(dict.fromkeys(_children))
         self._op = _op
         self.label = label
 
