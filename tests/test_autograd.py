@@ -644,3 +644,12 @@ def test_prev_is_distinct_children_in_operand_order_from_any_iterable():
     assert Value(3.0, [b, a, b], "f")._prev == (b, a)
     assert Value(3.0, (a, b, a), "f")._prev == (a, b)
     assert Value(3.0, iter((a, a)), "f")._prev == (a,)
+
+
+def test_backward_reads_the_data_when_it_runs_as_micrograd_does():
+    """The module's docstring: a leaf's data edited before backward() is the data the local derivatives see."""
+    a, b = Value(2.0), Value(3.0)
+    y = a * b
+    a.data = 5.0  # between the forward pass and backward(): micrograd's closures read it too
+    y.backward()
+    assert (a.grad, b.grad) == (3.0, 5.0)

@@ -7,9 +7,12 @@ and his lecture "The spelled-out intro to neural networks and backpropagation"
 (Rumelhart, Hinton & Williams, 1986): child.grad += d(out)/d(child) * out.grad.
 Every operation has micrograd's shape, the one the lab page asks for: compute
 the data, make ``out = Value(data, children, op)``, define ``_backward``,
-attach it to ``out``, return ``out``. :meth:`Value.backward` runs those
-callables in reverse topological order, found with an explicit stack because
-Pyodide's stack is small (no recursion anywhere).
+attach it to ``out``, return ``out``. As in micrograd, a ``_backward`` reads
+the data of its node and operands when it runs, so change a leaf's data (a
+training step) after ``backward``, not between building a graph and its
+``backward``. :meth:`Value.backward` runs those callables in reverse
+topological order, found with an explicit stack because Pyodide's stack is
+small (no recursion anywhere).
 
 Unlike micrograd, no operation silently yields NaN or inf: the constructor
 rejects NaN and +-inf (for an op's result, as an OverflowError naming the
@@ -126,8 +129,9 @@ class Value:
         """``Value(data=0.7071, grad=1.0000)``: 4 decimals, like micrograd."""
         return f"Value(data={self.data:.4f}, grad={self.grad:.4f})"
 
-    # --- binary ops. The local derivatives read the data saved at the forward
-    # pass (a, b), so a later edit of an operand's data does not change them.
+    # --- binary ops. As in micrograd, each _backward reads the data of self,
+    # other and out when it runs: a closure over these three only, since each
+    # variable it reads is one more object per node for the cyclic GC to track.
     def __add__(self, other):
         """self + other; d/dself = d/dother = 1.
 
@@ -151,12 +155,11 @@ class Value:
         6.0
         """
         other = other if isinstance(other, Value) else _operand(other, "*")
-        a, b = self.data, other.data
-        out = Value(a * b, (self, other), "*")
+        out = Value(self.data * other.data, (self, other), "*")
 
         def _backward():
-            self.grad += b * out.grad
-            other.grad += a * out.grad
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
 
         out._backward = _backward
         return out
@@ -192,9 +195,9 @@ class Value:
         out = Value(q, (self, other), "/")
 
         def _backward():
-            self.grad += (1.0 / b) * out.grad
-            # -a/b**2 written as -(a/b)/b: b**2 could overflow where a/b does not
-            other.grad += (-q / b) * out.grad
+            self.grad += (1.0 / other.data) * out.grad
+            # -a/b**2 written as -(a/b)/b = -out/b: b**2 could overflow where a/b does not
+            other.grad += (-out.data / other.data) * out.grad
 
         out._backward = _backward
         return out
@@ -222,6 +225,7 @@ class Value:
             out = Value(p, (self, other), "**")
 
             def _backward():
+                a, b, p = self.data, other.data, out.data
                 self.grad += _power_gradient(b, a, p, b - 1) * out.grad  # = b a**(b-1)
                 other.grad += (p * math.log(a)) * out.grad
 
@@ -240,6 +244,7 @@ class Value:
         out = Value(p, (self,), f"**{k:g}")
 
         def _backward():
+            a, p = self.data, out.data
             if k == 0:
                 local = 0.0  # d(a**0)/da = 0, even at a == 0 where a**-1 is undefined
             elif a == 0:
@@ -296,7 +301,7 @@ class Value:
         out = Value(t, (self,), "tanh")
 
         def _backward():
-            self.grad += (1.0 - t * t) * out.grad
+            self.grad += (1.0 - out.data * out.data) * out.grad  # out.data = tanh(self)
 
         out._backward = _backward
         return out
@@ -315,7 +320,7 @@ class Value:
         out = Value(e, (self,), "exp")
 
         def _backward():
-            self.grad += e * out.grad
+            self.grad += out.data * out.grad  # d/dx e**x = e**x
 
         out._backward = _backward
         return out
@@ -332,7 +337,7 @@ class Value:
         out = Value(math.log(x), (self,), "log")
 
         def _backward():
-            self.grad += (1.0 / x) * out.grad
+            self.grad += (1.0 / self.data) * out.grad
 
         out._backward = _backward
         return out
@@ -344,12 +349,11 @@ class Value:
         0.0
         """
         # at exactly 0 the subgradient 0 is used, as micrograd and PyTorch do
-        positive = self.data > 0
-        out = Value(self.data if positive else 0.0, (self,), "ReLU")
+        out = Value(self.data if self.data > 0 else 0.0, (self,), "ReLU")
 
         def _backward():
             # 0.0 * out.grad, not nothing: an inf gradient from above gives NaN, which backward() reports
-            self.grad += (1.0 if positive else 0.0) * out.grad
+            self.grad += (1.0 if out.data > 0 else 0.0) * out.grad
 
         out._backward = _backward
         return out
@@ -369,7 +373,7 @@ class Value:
         out = Value(s, (self,), "sigmoid")
 
         def _backward():
-            self.grad += (s * (1.0 - s)) * out.grad
+            self.grad += (out.data * (1.0 - out.data)) * out.grad  # out.data = sigmoid(self)
 
         out._backward = _backward
         return out
