@@ -72,3 +72,49 @@ def test_importing_every_lab_pulls_in_no_heavy_stdlib_module():
         check=True,
     ).stdout
     assert out.strip() == "[]"
+
+
+def _private_names_of_other_labs_modules(path: Path) -> list[str]:
+    """`from labs.x import _name` and `alias._name` (alias a labs module imported here) in one module of src/labs."""
+    import ast
+
+    own = "labs." + path.stem
+    found, aliases = [], {}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (node.module == "labs" or node.module.startswith("labs.")):
+            for alias in node.names:
+                full = node.module if node.module != "labs" else f"labs.{alias.name}"
+                if node.module == "labs":  # from labs import attention as _att: a module
+                    aliases[alias.asname or alias.name] = full
+                elif alias.name.startswith("_") and node.module != own:
+                    found.append(f"from {node.module} import {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("labs.") and alias.asname:
+                    aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and aliases[node.value.id] != own
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_labs_module_uses_another_modules_private_names():
+    """Issue 36: a module's private names may change with it; another module takes only its public ones."""
+    used = {p.name: _private_names_of_other_labs_modules(p) for p in sorted((SRC / "labs").glob("*.py"))}
+    assert {name: found for name, found in used.items() if found} == {}
+
+
+def test_the_private_names_finder_sees_both_forms(tmp_path):
+    module = tmp_path / "flash_tiles.py"
+    module.write_text(
+        "from labs import attention as _att\nfrom labs.autograd import _walk\nfrom labs.flash_tiles import _own\n_att._score(1)\n_att.score(1)\n"
+    )
+    assert _private_names_of_other_labs_modules(module) == ["from labs.autograd import _walk", "labs.attention._score"]

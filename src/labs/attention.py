@@ -467,8 +467,19 @@ class AttentionOverflow(OverflowError, ValueError):
     """
 
 
-def _score(scale: float, q_row, k_row, i: int, j: int) -> float:
-    """scale * q_row . k_row, the score of query i and key j; AttentionOverflow when not finite."""
+def attention_score(scale: float, q_row, k_row, i: int, j: int) -> float:
+    """scale * q_row . k_row: the score of query i and key j, a float.
+
+    Args:
+        scale: the score multiplier (usually 1 / sqrt(d)).
+        q_row, k_row: (d,) a query and a key, floats.
+        i, j: the query's and the key's index, named in the error.
+    Raises:
+        AttentionOverflow: the score is not finite (names i, j and the score).
+
+    >>> attention_score(0.5, [1.0, 2.0], [3.0, 4.0], 0, 1)
+    5.5
+    """
     s = scale * sum(a * b for a, b in zip(q_row, k_row))
     if not math.isfinite(s):
         raise AttentionOverflow(
@@ -485,7 +496,21 @@ def _attend(scores, v) -> list[float]:
     return [sum(p[j] * v[j][c] for j in range(len(v))) for c in range(len(v[0]))]
 
 
-def _check_inputs(q, k, v, causal, scale):
+def check_attention_inputs(q, k, v, causal, scale):
+    """(q, k, v, scale) checked as ``attention`` takes them: rows as lists of floats, scale a float.
+
+    Args:
+        q: (N_q, d), k: (N_k, d), v: (N_k, d_v), as for ``attention``.
+        causal: a bool. scale: a finite number, or None for 1 / sqrt(d).
+    Returns:
+        (q, k, v, scale): the matrices as lists of float lists, scale as a float.
+    Raises:
+        TypeError: non-list / non-float inputs, a ``causal`` that is not a bool, a bad ``scale``.
+        ValueError: ragged rows, NaN/inf entries, mismatched d or N_k, no keys.
+
+    >>> check_attention_inputs([[1.0]], [[2.0], [3.0]], [[0.0], [1.0]], False, None)[3]
+    1.0
+    """
     q, k, v = _as_matrix(q, "q"), _as_matrix(k, "k"), _as_matrix(v, "v")
     if not k:
         raise ValueError("k has no rows; expected N_k >= 1 keys")
@@ -527,17 +552,27 @@ def attention(q, k, v, causal: bool = False, scale=None) -> list[list[float]]:
     >>> attention([[1.0]], [[0.0], [0.0]], [[1.0, 2.0], [3.0, 4.0]])
     [[2.0, 3.0]]
     """
-    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    q, k, v, scale = check_attention_inputs(q, k, v, causal, scale)
     n_q, n_k = len(q), len(k)
     out = []
     for i, qi in enumerate(q):
         visible = n_k if not causal else max(0, min(n_k, i + n_k - n_q + 1))  # keys j < visible are seen
-        scores = [_score(scale, qi, kj, i, j) if j < visible else NEG_INF for j, kj in enumerate(k)]  # (N_k,)
+        scores = [attention_score(scale, qi, kj, i, j) if j < visible else NEG_INF for j, kj in enumerate(k)]  # (N_k,)
         out.append(_attend(scores, v))
     return out
 
 
-def _check_block_sizes(block_q, block_k):
+def check_block_sizes(block_q, block_k) -> None:
+    """Check FlashAttention's tile sizes: block_q (query rows) and block_k (keys), ints >= 1.
+
+    Raises:
+        TypeError: a size is not an int (a bool is not taken for one).
+        ValueError: a size is below 1 (names it).
+
+    >>> check_block_sizes(2, 0)
+    Traceback (most recent call last):
+    ValueError: block_k = 0; expected an int >= 1
+    """
     for name, b in (("block_q", block_q), ("block_k", block_k)):
         if isinstance(b, bool) or not isinstance(b, int):
             raise TypeError(f"{name} = {b!r} is a {type(b).__name__}; expected an int >= 1")
@@ -580,10 +615,10 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
     >>> o[0], L[0]
     ([1.0, 0.0], 0.7071067811865475)
     """
-    _check_block_sizes(block_q, block_k)
+    check_block_sizes(block_q, block_k)
     if trace is not None and not isinstance(trace, list):
         raise TypeError(f"trace = {trace!r}; expected a list to append to, or None")
-    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    q, k, v, scale = check_attention_inputs(q, k, v, causal, scale)
     n_q, n_k, d_v = len(q), len(k), len(v[0])
     offset = n_k - n_q  # bottom-right alignment: query i sees keys j <= i + offset
     out, lse = [], []
@@ -597,7 +632,7 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             if causal and c0 > rows[-1] + offset:
                 break  # this tile and all later ones are fully masked
             tile = [
-                [_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in cols] for i in rows
+                [attention_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in cols] for i in rows
             ]  # (block_q, block_k) scores
             for t, s_row in enumerate(tile):
                 m_new = max(m[t], max(s_row))
@@ -619,7 +654,9 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
             if not all(math.isfinite(x) for x in row):
                 # The unnormalized accumulator (up to l * max|v|) passed 1.8e308 although the
                 # average may not: this row again, with the weights normalized first.
-                row = _attend([_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in range(n_k)], v)
+                row = _attend(
+                    [attention_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else NEG_INF for j in range(n_k)], v
+                )
             out.append(row)
             lse.append(m[t] + math.log(l[t]))
     return out, lse
@@ -660,8 +697,8 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
     >>> [round(x, 6) for x in dv[0] + dv[1]], [round(x, 6) for x in dq[0]]
     ([0.731059, 0.268941], [0.196612, -0.196612])
     """
-    _check_block_sizes(block_q, block_k)
-    q, k, v, scale = _check_inputs(q, k, v, causal, scale)
+    check_block_sizes(block_q, block_k)
+    q, k, v, scale = check_attention_inputs(q, k, v, causal, scale)
     n_q, n_k, d, d_v = len(q), len(k), len(k[0]), len(v[0])
     o, d_o = _as_matrix(o, "o"), _as_matrix(d_o, "d_o")
     for name, x in (("o", o), ("d_o", d_o)):
@@ -690,7 +727,7 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
                 for j in cols:
                     if causal and j > i + offset:
                         continue
-                    p = math.exp(_score(scale, q[i], k[j], i, j) - lse[i])  # P_ij, recomputed, <= 1
+                    p = math.exp(attention_score(scale, q[i], k[j], i, j) - lse[i])  # P_ij, recomputed, <= 1
                     dp = sum(a * b for a, b in zip(d_o[i], v[j]))  # dP_ij = dO_i . V_j
                     ds = p * (dp - big_d[i])  # dS_ij, the softmax's backward
                     for c in range(d_v):

@@ -5,67 +5,54 @@ and his lecture "The spelled-out intro to neural networks and backpropagation"
 (2022). Each Value holds ``data``, ``grad``, its children ``_prev``, the op
 ``_op`` that made it and a ``_backward`` callable that applies the chain rule
 (Rumelhart, Hinton & Williams, 1986): child.grad += d(out)/d(child) * out.grad.
-:meth:`Value.backward` runs those callables in reverse topological order, found
-with an explicit stack because Pyodide's stack is small (no recursion anywhere).
+Every operation has micrograd's shape, the one the lab page asks for: compute
+the data, make ``out = Value(data, children, op)``, define ``_backward``,
+attach it to ``out``, return ``out``. As in micrograd, a ``_backward`` reads
+the data of its node and operands when it runs, so change a leaf's data (a
+training step) after ``backward``, not between building a graph and its
+``backward``. :meth:`Value.backward` runs those callables in reverse
+topological order, found with an explicit stack because Pyodide's stack is
+small (no recursion anywhere).
 
 Unlike micrograd, no operation silently yields NaN or inf: the constructor
-rejects NaN and +-inf, overflowing results raise OverflowError, ``tanh`` is
-math.tanh and ``sigmoid`` the stable two-branch form. ``backward`` resets
-non-leaf gradients first (see its docstring). ``_prev`` is a tuple of distinct
-children in operand order (micrograd: a set), so the topological order and the
-pictures drawn from it are the same on every run.
-
-Speed (``benchmarks/engines.py``: at least as fast as micrograd 0.1.0): an op's
-result skips the constructor's checks, guarded by one test, ``x - x`` (NaN
-exactly when x is inf or NaN); its ``_backward`` is a ``functools.partial`` of
-``_chain1``/``_chain2``, which leaves the cyclic garbage collector about half
-the objects a closure's cells do; the graph walk keys its set by the nodes
-themselves, not by id().
+rejects NaN and +-inf (for an op's result, as an OverflowError naming the
+operands), ``tanh`` is math.tanh and ``sigmoid`` the stable two-branch form.
+``backward`` resets non-leaf gradients first (see its docstring). ``_prev`` is
+a tuple of distinct children in operand order (micrograd: a set), so the
+topological order and the pictures drawn from it are the same on every run.
 """
 
 import math
 import sys
-from functools import partial
 from types import SimpleNamespace
 
 __all__ = ["Value", "topological_order", "build_neuron", "numerical_gradient"]
-
-_new = object.__new__  # an instance without running __init__ and its checks
 
 
 def _no_backward():
     """A leaf's ``_backward``: it has no children to propagate into."""
 
 
-def _checked_data(data):
-    """The constructor's checks: data as a float; TypeError/ValueError if it is not
-    an int/float or not finite."""
+def _checked_data(data, children, op):
+    """The constructor's checks: data as a float, or TypeError (not an int or
+    float), OverflowError (an op's result is inf or NaN: names the operands) or
+    ValueError (a leaf's data is inf or NaN)."""
     if isinstance(data, Value) or not isinstance(data, (int, float)):
         raise TypeError(f"Value data must be an int or float, got {type(data).__name__!r}")
     data = float(data)
     if not math.isfinite(data):
+        if children:  # finite operands gave inf or NaN: the op overflowed
+            args = ", ".join(repr(getattr(c, "data", c)) for c in children)
+            raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, beyond float64's largest finite 1.8e308")
         raise ValueError(f"Value data must be finite, got {data!r}: NaN and inf are rejected so no gradient turns into NaN")
     return data
 
 
-def _checked_result(data, children, op):
-    """An op's result that is not a finite float: OverflowError naming the
-    operands if it is inf or NaN, else the constructor's checks."""
-    if not math.isfinite(data):
-        args = ", ".join(repr(c.data) for c in children)
-        raise OverflowError(f"Value {op} overflowed: {op}({args}) = {data!r}, beyond float64's largest finite 1.8e308")
-    return _checked_data(data)
-
-
 def _operand(other, symbol):
-    """Wrap an int/float operand as a leaf Value; reject any other type."""
+    """other as a Value: a Value as it is, an int/float as a new leaf; TypeError
+    naming the type for anything else."""
     if isinstance(other, Value):
         return other
-    if type(other) is float and not other - other:  # a finite float: no checks
-        leaf = _new(Value)
-        leaf.data, leaf.grad, leaf._backward = other, 0.0, _no_backward
-        leaf._prev, leaf._op, leaf.label = (), "", ""
-        return leaf
     if isinstance(other, (int, float)):  # bool is an int: fine as a number
         return Value(other)
     raise TypeError(f"unsupported operand type for Value {symbol}: {type(other).__name__!r}; expected int, float or Value")
@@ -101,43 +88,6 @@ def _power_gradient(c, a, p, e):
         return math.inf
 
 
-def _chain1(out, child, local):
-    """The chain rule for a one-child node: child.grad += local * out.grad."""
-    child.grad += local * out.grad
-
-
-def _chain2(out, left, right, local_left, local_right):
-    """The chain rule for a two-child node; += because a node used twice, as
-    in a * a (left is right), receives gradient along both uses."""
-    g = out.grad
-    left.grad += local_left * g
-    right.grad += local_right * g
-
-
-def _unary(data, child, op, local):
-    """The output node of a one-operand op; local = d(out)/d(child), computed in
-    the forward pass."""
-    if type(data) is not float or data - data:  # inf/NaN (x - x is NaN), an int...
-        data = _checked_result(data, (child,), op)
-    out = _new(Value)  # the fields in __init__'s order, as in every node
-    out.data, out.grad = data, 0.0
-    out._backward = partial(_chain1, out, child, local)
-    out._prev, out._op, out.label = (child,), op, ""
-    return out
-
-
-def _binary(data, left, right, op, local_left, local_right):
-    """The output node of a two-operand op; local_* = d(out)/d(operand)."""
-    if type(data) is not float or data - data:
-        data = _checked_result(data, (left, right), op)
-    out = _new(Value)
-    out.data, out.grad = data, 0.0
-    out._backward = partial(_chain2, out, left, right, local_left, local_right)
-    out._prev = (left, right) if left is not right else (left,)  # a * a: one child
-    out._op, out.label = op, ""
-    return out
-
-
 class Value:
     """A scalar node of the autograd DAG: data, grad and how it was computed.
 
@@ -154,6 +104,8 @@ class Value:
     Raises:
         TypeError: data is not an int or float (names the type).
         ValueError: data is NaN or +-inf (names it).
+        OverflowError: instead of ValueError when ``_children`` is given: an
+            op's result overflowed (names the op and its operands' data).
 
     >>> a = Value(3, label='a'); y = a * a + 1
     >>> y.backward(); y, a.grad
@@ -161,12 +113,15 @@ class Value:
     """
 
     def __init__(self, data, _children=(), _op="", label=""):
-        if type(data) is not float or data - data:  # not a finite float
-            data = _checked_data(data)
+        if type(data) is not float or data - data:  # not a finite float (x - x is NaN for inf and NaN)
+            data = _checked_data(data, _children, _op)
         self.data = data
         self.grad = 0.0
         self._backward = _no_backward  # a leaf has nothing to propagate
-        self._prev = tuple(dict.fromkeys(_children)) if _children else ()  # a + a: one child
+        if type(_children) is tuple and (len(_children) < 2 or len(_children) == 2 and _children[0] is not _children[1]):
+            self._prev = _children  # an op's (self,) or (self, other): already distinct
+        else:  # a + a has one child; dict.fromkeys keeps the operand order
+            self._prev = tuple(dict.fromkeys(_children))
         self._op = _op
         self.label = label
 
@@ -174,16 +129,24 @@ class Value:
         """``Value(data=0.7071, grad=1.0000)``: 4 decimals, like micrograd."""
         return f"Value(data={self.data:.4f}, grad={self.grad:.4f})"
 
-    # --- binary ops: _binary(result, self, other, op, d/dself, d/dother)
+    # --- binary ops. As in micrograd, each _backward reads the data of self,
+    # other and out when it runs: a closure over these three only, since each
+    # variable it reads is one more object per node for the cyclic GC to track.
     def __add__(self, other):
         """self + other; d/dself = d/dother = 1.
 
         >>> (Value(1) + 2).data
         3.0
         """
-        if not isinstance(other, Value):
-            other = _operand(other, "+")
-        return _binary(self.data + other.data, self, other, "+", 1.0, 1.0)
+        other = other if isinstance(other, Value) else _operand(other, "+")
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad  # += : in a + a both lines add to a
+
+        out._backward = _backward
+        return out
 
     def __mul__(self, other):
         """self * other; d/dself = other, d/dother = self.
@@ -191,10 +154,15 @@ class Value:
         >>> (Value(2) * 3).data
         6.0
         """
-        if not isinstance(other, Value):
-            other = _operand(other, "*")
-        a, b = self.data, other.data
-        return _binary(a * b, self, other, "*", b, a)
+        other = other if isinstance(other, Value) else _operand(other, "*")
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+
+        out._backward = _backward
+        return out
 
     def __sub__(self, other):
         """self - other; d/dself = 1, d/dother = -1.
@@ -202,9 +170,15 @@ class Value:
         >>> (Value(1) - 3).data
         -2.0
         """
-        if not isinstance(other, Value):
-            other = _operand(other, "-")
-        return _binary(self.data - other.data, self, other, "-", 1.0, -1.0)
+        other = other if isinstance(other, Value) else _operand(other, "-")
+        out = Value(self.data - other.data, (self, other), "-")
+
+        def _backward():
+            self.grad += out.grad
+            other.grad -= out.grad
+
+        out._backward = _backward
+        return out
 
     def __truediv__(self, other):
         """self / other; d/dself = 1/other, d/dother = -self/other**2.
@@ -213,13 +187,20 @@ class Value:
         >>> (Value(1) / 4).data
         0.25
         """
-        other = _operand(other, "/")
+        other = other if isinstance(other, Value) else _operand(other, "/")
         b = other.data
         if b == 0.0:
             raise ZeroDivisionError(f"division by {other!r} (label {other.label!r}): the divisor's data must be nonzero")
         q = self.data / b
-        # -a/b**2 written as -(a/b)/b: b**2 could overflow where a/b does not
-        return _binary(q, self, other, "/", 1.0 / b, -q / b)
+        out = Value(q, (self, other), "/")
+
+        def _backward():
+            self.grad += (1.0 / other.data) * out.grad
+            # -a/b**2 written as -(a/b)/b = -out/b: b**2 could overflow where a/b does not
+            other.grad += (-out.data / other.data) * out.grad
+
+        out._backward = _backward
+        return out
 
     def __pow__(self, other):
         """self ** k for an int/float k (d/dself = k self**(k-1)) or a Value b
@@ -232,9 +213,8 @@ class Value:
         >>> (Value(2) ** 3).data, (Value(2) ** Value(3)).data
         (8.0, 8.0)
         """
-        a = self.data
-        if isinstance(other, Value):
-            b = other.data
+        if isinstance(other, Value):  # a ** b: gradients to both
+            a, b = self.data, other.data
             if a <= 0:
                 raise ValueError(
                     f"Value ** Value needs a base > 0, got base {a!r} "
@@ -242,10 +222,18 @@ class Value:
                     f"a**b * ln(a) is undefined for a <= 0"
                 )
             p = _power(a, b)
-            return _binary(p, self, other, "**", _power_gradient(b, a, p, b - 1), p * math.log(a))
+            out = Value(p, (self, other), "**")
+
+            def _backward():
+                a, b, p = self.data, other.data, out.data
+                self.grad += _power_gradient(b, a, p, b - 1) * out.grad  # = b a**(b-1)
+                other.grad += (p * math.log(a)) * out.grad
+
+            out._backward = _backward
+            return out
         if not isinstance(other, (int, float)):
             raise TypeError(f"unsupported operand type for Value **: {type(other).__name__!r}; expected int, float or Value")
-        k = other
+        a, k = self.data, other
         if not math.isfinite(k):
             raise ValueError(f"exponent must be finite, got {k!r}")
         if a < 0 and not float(k).is_integer():
@@ -253,13 +241,20 @@ class Value:
         if a == 0 and k < 0:
             raise ZeroDivisionError(f"0.0 ** {k!r}: zero cannot be raised to a negative power")
         p = _power(a, k)
-        if k == 0:
-            local = 0.0  # d(a**0)/da = 0, even at a == 0 where a**-1 is undefined
-        elif a == 0:
-            local = math.inf if k < 1 else k * a ** (k - 1)
-        else:
-            local = _power_gradient(k, a, p, k - 1)  # = k a**(k-1)
-        return _unary(p, self, f"**{k:g}", local)
+        out = Value(p, (self,), f"**{k:g}")
+
+        def _backward():
+            a, p = self.data, out.data
+            if k == 0:
+                local = 0.0  # d(a**0)/da = 0, even at a == 0 where a**-1 is undefined
+            elif a == 0:
+                local = math.inf if k < 1 else k * a ** (k - 1)
+            else:
+                local = _power_gradient(k, a, p, k - 1)  # = k a**(k-1)
+            self.grad += local * out.grad
+
+        out._backward = _backward
+        return out
 
     def __neg__(self):
         """-self; d/dself = -1.
@@ -267,7 +262,13 @@ class Value:
         >>> (-Value(2)).data
         -2.0
         """
-        return _unary(-self.data, self, "neg", -1.0)
+        out = Value(-self.data, (self,), "neg")
+
+        def _backward():
+            self.grad -= out.grad
+
+        out._backward = _backward
+        return out
 
     def __radd__(self, other):
         """other + self, so ``2 + v`` and ``sum(values)`` (0 + v) work."""
@@ -289,7 +290,7 @@ class Value:
         """other ** self, e.g. ``2 ** v`` (a Value exponent; base must be > 0)."""
         return _operand(other, "**") ** self
 
-    # --- unary functions: _unary(result, self, op, d/dself)
+    # --- unary functions
     def tanh(self):
         """tanh(self) via math.tanh (finite for every input); d/dself = 1 - tanh**2.
 
@@ -297,7 +298,13 @@ class Value:
         1.0
         """
         t = math.tanh(self.data)
-        return _unary(t, self, "tanh", 1.0 - t * t)
+        out = Value(t, (self,), "tanh")
+
+        def _backward():
+            self.grad += (1.0 - out.data * out.data) * out.grad  # out.data = tanh(self)
+
+        out._backward = _backward
+        return out
 
     def exp(self):
         """e ** self; d/dself = e ** self.
@@ -310,7 +317,13 @@ class Value:
             e = math.exp(self.data)
         except OverflowError:
             raise OverflowError(f"exp({self.data!r}) overflows float64: the largest input is ln(DBL_MAX) = 709.782712893384") from None
-        return _unary(e, self, "exp", e)
+        out = Value(e, (self,), "exp")
+
+        def _backward():
+            self.grad += out.data * out.grad  # d/dx e**x = e**x
+
+        out._backward = _backward
+        return out
 
     def log(self):
         """Natural log of self; d/dself = 1/self. Raises ValueError for data <= 0.
@@ -321,7 +334,13 @@ class Value:
         x = self.data
         if x <= 0:
             raise ValueError(f"log({x!r}) is undefined: log needs data > 0")
-        return _unary(math.log(x), self, "log", 1.0 / x)
+        out = Value(math.log(x), (self,), "log")
+
+        def _backward():
+            self.grad += (1.0 / self.data) * out.grad
+
+        out._backward = _backward
+        return out
 
     def relu(self):
         """max(0, self); d/dself = 1 if self > 0 else 0.
@@ -330,8 +349,14 @@ class Value:
         0.0
         """
         # at exactly 0 the subgradient 0 is used, as micrograd and PyTorch do
-        positive = self.data > 0
-        return _unary(self.data if positive else 0.0, self, "ReLU", 1.0 if positive else 0.0)
+        out = Value(self.data if self.data > 0 else 0.0, (self,), "ReLU")
+
+        def _backward():
+            # 0.0 * out.grad, not nothing: an inf gradient from above gives NaN, which backward() reports
+            self.grad += (1.0 if out.data > 0 else 0.0) * out.grad
+
+        out._backward = _backward
+        return out
 
     def sigmoid(self):
         """1 / (1 + e**-self), stable for large |self|; d/dself = s (1 - s).
@@ -345,7 +370,13 @@ class Value:
         else:  # e**x underflows to 0 instead of e**-x overflowing
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _unary(s, self, "sigmoid", s * (1.0 - s))
+        out = Value(s, (self,), "sigmoid")
+
+        def _backward():
+            self.grad += (out.data * (1.0 - out.data)) * out.grad  # out.data = sigmoid(self)
+
+        out._backward = _backward
+        return out
 
     # --- the backward pass
     def backward(self):

@@ -88,8 +88,8 @@ class FlashTiles:
             raise TypeError(f"flash_attention must be a function, got {type(flash_attention).__name__}")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"title must be a str or None, got {title!r} ({type(title).__name__})")
-        _att._check_block_sizes(block_q, block_k)
-        q, k, v, scale = _att._check_inputs(q, k, v, causal, scale)
+        _att.check_block_sizes(block_q, block_k)
+        q, k, v, scale = _att.check_attention_inputs(q, k, v, causal, scale)
         if not q:
             raise ValueError("q has no rows; expected at least one query to draw")
         if len(q) > MAX_SIDE or len(k) > MAX_SIDE:
@@ -121,7 +121,9 @@ class FlashTiles:
         self.skipped = [t for t in tiles if t not in self.m_after] if self.trace else []
         o_ref = _att.attention(q, k, v, causal=causal, scale=scale)
         lse_ref = [
-            _att.logsumexp([_att._score(scale, q[i], k[j], i, j) if self.visible[i][j] else -math.inf for j in range(self.n_k)])
+            _att.logsumexp(
+                [_att.attention_score(scale, q[i], k[j], i, j) if self.visible[i][j] else -math.inf for j in range(self.n_k)]
+            )
             for i in range(self.n_q)
         ]
         self.rows_ok = []

@@ -74,7 +74,8 @@ def _number(value, name, minimum=None):
 def _fused(data, children, local_grads, op):
     """One node for a whole expression: out.data = data, d out/d children[i] = local_grads[i].
 
-    Like labs.autograd's private ``_result``, but for any number of children.
+    An operation of labs.autograd.Value in micrograd's template (make ``out``,
+    define ``_backward``, attach, return), but for any number of children.
     ``local_grads`` may be shorter than ``children`` (zip stops): a ReLU that
     is off passes ``()`` and its backward does nothing, which is exact.
     """
