@@ -36,7 +36,7 @@ Writes ``bench-results/bench.json`` and the tables the Performance page
 includes (``docs/_generated/*.csv``, ``docs/_generated/meta.md``): figures are
 never typed by hand.
 
-    python -m benchmarks --site build/html [--runs 7] [--quick] [--only serving]
+    python -m benchmarks --site build/html [--runs 7] [--quick] [--only serving|engines]
 """
 
 from __future__ import annotations
@@ -836,28 +836,37 @@ def write_tables(data: dict) -> None:
             )
     engines = data.get("engines_cpython")
     if engines:
-        with open(GENERATED / "engines.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["case", "engine", "forward + backward (ms)", "ours ÷ micrograd", "note"])
-            for row in engines.get("results", []):
-                if "error" in row:
-                    w.writerow([row["case"], row["engine"], row["error"], "", row.get("note", "")])
-                    continue
-                ratio = row.get("ratio_vs_micrograd")
-                w.writerow(
-                    [
-                        row["case"],
-                        row["engine"],
-                        f"{1e3 * row['median_s']:.2f}",
-                        f"{ratio:.2f}" if ratio is not None else "",
-                        row.get("note", ""),
-                    ]
-                )
+        write_engines_table(engines, data["date"], data["machine"])
     if data.get("serving"):
         write_serving_table(data["serving"])
     (GENERATED / "meta.md").write_text(
         f"Measured on {data['date']} by `nox -s bench`: {data['machine']}; {data['runs']} runs per figure, medians; "
         f"{data['browser']}.\n"
+    )
+
+
+def write_engines_table(engines: dict, date: str, machine: str) -> None:
+    """engines.csv (``benchmarks.engines``: ours against micrograd 0.1.0) and engines_meta.md, when and where."""
+    with open(GENERATED / "engines.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["case", "engine", "forward + backward (ms)", "ours ÷ micrograd", "note"])
+        for row in engines.get("results", []):
+            if "error" in row:
+                w.writerow([row["case"], row["engine"], row["error"], "", row.get("note", "")])
+                continue
+            ratio = row.get("ratio_vs_micrograd")
+            w.writerow(
+                [
+                    row["case"],
+                    row["engine"],
+                    f"{1e3 * row['median_s']:.2f}",
+                    f"{ratio:.2f}" if ratio is not None else "",
+                    row.get("note", ""),
+                ]
+            )
+    (GENERATED / "engines_meta.md").write_text(
+        f"Measured on {date} by `python -m benchmarks.engines` (part of `nox -s bench`; alone: "
+        f"`python -m benchmarks --only engines`): {machine}; medians of {engines.get('repeats', 7)} repeats.\n"
     )
 
 
@@ -877,12 +886,23 @@ def main(argv: list[str] | None = None) -> int:
         "--tables-only", action="store_true", help="rewrite docs/_generated/ from bench-results/bench.json, measure nothing"
     )
     parser.add_argument(
-        "--only", choices=["serving"], help="measure only this part (serving: Lab 4 in CPython and in its page) and write its tables"
+        "--only",
+        choices=["serving", "engines"],
+        help="measure only this part and write its tables (serving: Lab 4 in CPython and in its page; engines: "
+        "labs.autograd and labs.nn against micrograd 0.1.0, in CPython)",
     )
     args = parser.parse_args(argv)
     if args.tables_only:
         write_tables(json.loads((ROOT / "bench-results" / "bench.json").read_text()))
         print(f"tables written to {GENERATED}")
+        return 0
+    if args.only == "engines":
+        engines = python_module("benchmarks.engines", *(["--repeats", "5", "--warmup", "1"] if args.quick else []))
+        print(json.dumps(engines, indent=1))
+        if not args.no_publish:
+            machine = f"{os.cpu_count()} cores, {platform.machine()}, CPython {platform.python_version()}"
+            write_engines_table(engines, time.strftime("%Y-%m-%d"), machine)
+            print(f"engines tables written to {GENERATED}")
         return 0
     profiles = [profile for profile in args.profiles.split(",") if profile]
     unknown = [profile for profile in profiles if profile not in PROFILES]
