@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import pytest
 
 from labs.checks import doctest_blocks, parse_block, run_blocks
-from tests.pages import all_exercises, checks_by_exercise, read_page, reference_solutions
+from tests.pages import LAB_NAMES, all_exercises, checks_by_exercise, read_page, reference_solutions
 
 RECURSIVE_TOPO = """\
         topo, visited = [], set()
@@ -684,7 +685,7 @@ def failing_checks(page: str, code: str, up_to: set[str] | None = None) -> list[
     return [r.check.name for r in results if not r.check.setup and r.status != "passed"]
 
 
-@pytest.mark.parametrize("page", ["micrograd.md", "online_softmax.md", "paged_attention.md", "serving.md"])
+@pytest.mark.parametrize("page", [f"{name}.md" for name in LAB_NAMES])
 def test_the_reference_solutions_pass_every_check(page):
     assert failing_checks(page, solution(page)) == []
 
@@ -702,3 +703,18 @@ def test_every_classic_mistake_fails_a_named_check(page, mistake, edits, caught_
     assert set(failed) & set(own), (
         f"{mistake}: only checks of another exercise fail ({failed}); exercise {exercise_of(page, edits) + 1}'s are {own}"
     )
+
+
+def test_a_failed_error_bound_says_by_how_much_not_true_or_false():
+    """Lab 4's attention checks compared an error with 1e-12 and, failing, said "expected True, got
+    False" (found by a learner's try): they now show how far the output is off."""
+    (mistake,) = [m for m in MUTANTS if m[0] == "serving.md" and m[1] == "the scale forgotten"]
+    code = solution("serving.md")
+    for before, after in mistake[2]:
+        code = code.replace(before, after)
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, "<exercise>", "exec"), namespace)
+    results = {r.check.name: r for r in run_blocks(doctest_blocks(read_page("serving.md")), namespace)}
+    assert results["Scale"].status == "failed"
+    assert re.fullmatch(r"'off by \d\.?\d*(e-?\d+)?'", results["Scale"].got.strip()), results["Scale"].got
