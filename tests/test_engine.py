@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -437,3 +438,15 @@ def test_a_stop_inside_a_step_lands_after_it_and_the_text_stays_dense():
     assert outputs == [dense_generate(model, p, 12, sampling_params=sp) for p, sp in zip(prompts, params, strict=True)]
     with interrupts_after():  # and nothing held is raised when no Stop came
         pass
+
+
+def test_the_pool_picture_is_never_scaled_down_so_its_labels_stay_readable_on_a_phone():
+    """At 390 px the picture, scaled to its box, had labels of about 7 px (a learner's try): it is
+    drawn at its own size (11 px text) in a box that scrolls sideways."""
+    from labs.block_pool_svg import BlockPoolDiagram
+    from labs.engine import BlockView
+
+    html = BlockPoolDiagram([BlockView(i, ("a",) if i < 3 else (), False) for i in range(16)])._repr_html_()
+    width = re.search(r'viewBox="0 0 (\d+) \d+"', html)[1]
+    assert f"min-width:{width}px" in html and 'font-size="11"' in html
+    assert html.startswith('<div class="block-pool-picture" style="overflow-x:auto">')

@@ -8,7 +8,8 @@ request's colour (a block shared through the prefix cache shows the first
 holder's colour and the number of holders), a free block that still holds a
 cached prefix is outlined and marked "c", a free block is empty.
 
-The SVG is responsive (viewBox, width 100%), has role="img" with a <title>
+The SVG is drawn at its own size (labels 11 px; its HTML box scrolls sideways
+where the page is narrower), has role="img" with a <title>
 and a <desc> that states the counts, uses currentColor for text and strokes
 (light and dark themes), escapes all text and references no URL.
 """
@@ -85,8 +86,8 @@ class BlockPoolDiagram:
         uid = next(_ids)
         c = self.counts()
         out = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-            f'style="max-width:{width}px;height:auto" role="img" class="block-pool" '
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'style="min-width:{width}px;max-width:{width}px;height:auto" role="img" class="block-pool" '
             f'aria-labelledby="pool-title-{uid}" aria-describedby="pool-desc-{uid}" '
             'font-family="system-ui, sans-serif" font-size="11" fill="currentColor">',
             f'<title id="pool-title-{uid}">{escape(self.title)}</title>',
@@ -122,7 +123,9 @@ class BlockPoolDiagram:
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
-        return f'<div class="block-pool-picture">{self._repr_svg_()}</div>'
+        # Drawn at its own size, never scaled down: on a phone its 11 px labels stay 11 px, and the
+        # picture scrolls sideways in its box rather than shrinking them to 7 px.
+        return f'<div class="block-pool-picture" style="overflow-x:auto">{self._repr_svg_()}</div>'
 
 
 class ServingReport:
@@ -175,5 +178,5 @@ class ServingReport:
             )
         return (
             f'<div class="serving-report"><p>{escape(self.summary())}</p>'
-            f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_svg_()}</div>'
+            f'<pre style="white-space:pre-wrap">{chr(10).join(lines)}</pre>{self.pool._repr_html_()}</div>'
         )
