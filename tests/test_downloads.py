@@ -310,3 +310,20 @@ def test_the_files_ask_for_the_python_the_project_requires():
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
     assert requires == f">={MIN_PYTHON}"
     assert f"Python {MIN_PYTHON} or newer" in (ROOT / "docs" / "runtime.md").read_text()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_script_carries_the_hints_and_prints_each_failed_checks_first(files, site_dir, page):
+    """The downloaded file had none of the page's hints: a learner working from it saw a check fail
+    and nothing on where to look. Each check's hints are in its docstring, above its doctest, and
+    `python FILE.py` prints a failed check's first hint before the count."""
+    hints = {c["name"]: c["hints"] for c in page_config(site_dir, page)["checks"] if c.get("hints")}
+    assert hints, f"{page} has hints"
+    text = files[page, "starter", "py"].read_text()
+    for name, given in hints.items():
+        first = " ".join(given[0].split())
+        assert first[:40] in " ".join(text.split()), (name, first)
+    bad = python_for(page, files[page, "starter", "py"].name, cwd=files[page, "starter", "py"].parent)
+    failed = [name for name in check_names(page) if name in failing_checks(page, page_code(page, "starter"))]
+    shown = re.findall(r"^Hint for (.+?): ", bad.stdout, re.M)
+    assert shown == [name for name in failed if name in hints], bad.stdout[-2000:]

@@ -263,13 +263,18 @@ def _docstring(text: str, indent: str) -> str:
     raise ExtensionError("a check of the page cannot be written as a Python docstring")
 
 
-def checks_cell(blocks: list[str]) -> str:
+def checks_cell(blocks: list[str], hints: dict[str, list[str]] | None = None) -> str:
     """The page's checks as the module-level ``__test__`` dict doctest reads:
-    one function per check, whose docstring holds the check and the set-up lines
-    it needs (``labs.checks.standalone``). Doctest and pytest then report each
-    check by its name, with line numbers in the file, and one failing check does
-    not hide the next. The functions are removed from the module once listed,
-    so the checks do not run twice.
+    one function per check, whose docstring holds the check's hints (the page's
+    ``check-hints``, in the order the console gives them out), then the check and
+    the set-up lines it needs (``labs.checks.standalone``). Doctest and pytest then
+    report each check by its name, with line numbers in the file, and the learner
+    who opens the file at that line finds the hints just above; one failing check
+    does not hide the next. ``_HINTS`` keeps them for ``run_checks``, which prints
+    each failed check's first hint. The functions are removed from the module once
+    listed, so the checks do not run twice.
+
+    Raises ExtensionError when a hint has a line doctest would read as an example (``>>>``).
 
     Each docstring opens at the start of its line: IPython strips ``>>>``
     prompts from a notebook cell's lines unless they are in a triple-quoted
@@ -277,16 +282,24 @@ def checks_cell(blocks: list[str]) -> str:
     """
     from labs.checks import standalone
 
-    lines = ["# The page's checks, one doctest each, with the set-up lines it needs."]
+    hints = hints or {}
+    lines = ["# The page's checks, one doctest each, with its hints and the set-up lines it needs."]
     names = []
     for index, (name, text) in enumerate(standalone(blocks), 1):
         function = f"_check_{index}"
         names.append((name, function))
-        doc = _docstring(name + "\n\n" + text, "    ")
+        given = hints.get(name, [])
+        if any(line.lstrip().startswith(">>>") for hint in given for line in hint.splitlines()):
+            raise ExtensionError(f"a hint of the check {name!r} has a line starting with >>>: doctest would run it")
+        wrapped = [textwrap.fill(f"{n}. {hint}", 96, subsequent_indent="   ") for n, hint in enumerate(given, 1)]
+        about = "Hints, one at a time:\n" + "\n".join(wrapped) + "\n\n" if given else ""
+        doc = _docstring(name + "\n\n" + about + text, "    ")
         lines += [f"def {function}():", f"    {doc}", "", ""]
     lines.append("__test__ = {")
     lines += [f"    {name!r}: {function}," for name, function in names]
     lines.append("}")
+    kept = {name: hints[name] for name, _ in names if hints.get(name)}
+    lines.append(f"_HINTS = {kept!r}  # the first is printed when its check fails")
     lines.append(f"del {', '.join(function for _, function in names)}")
     lines += ["", "", RUN_CHECKS]
     return "\n".join(lines)
@@ -304,6 +317,9 @@ def run_checks():
             runner.run(test)
         if runner.failures:
             failed.append(name)
+    for name in failed:
+        if name in _HINTS:
+            print(f"Hint for {name}: {_HINTS[name][0]}" + (" (more in its docstring above)" if len(_HINTS[name]) > 1 else ""))
     print(f"{len(__test__) - len(failed)} / {len(__test__)} checks passed" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return failed
 '''
@@ -352,7 +368,9 @@ assert not failed, f"{len(failed)} of {len(__test__)} checks failed: {', '.join(
 """
 
 
-def download_parts(doctree: nodes.document, blocks: list[str], title: str, name: str) -> dict:
+def download_parts(
+    doctree: nodes.document, blocks: list[str], title: str, name: str, hints: dict[str, list[str]] | None = None
+) -> dict:
     """The page's download, for ``js/download.js``: ``{"name": file stem, "parts": [...]}``.
 
     ``{page_url}`` in a part's text is replaced by the page's address when the
@@ -411,7 +429,7 @@ def download_parts(doctree: nodes.document, blocks: list[str], title: str, name:
         parts.append({"kind": "code", "text": support})
     parts += [{"kind": "exercise", "index": index} for index in range(len(sources))]
     parts.append({"kind": "markdown", "text": "## The page's checks\n\nThe same checks as the page's **Check my code**."})
-    checks = checks_cell(blocks)
+    checks = checks_cell(blocks, hints)
     parts.append(
         {
             "kind": "code",

@@ -78,7 +78,9 @@ def on_html_page_context(
         "checksUse": names,
         **checks,
         "checkCells": check_cells(doctree, checks["blocks"], names),
-        "download": download_parts(doctree, checks["blocks"], title.astext() if title else pagename, pagename.rsplit("/", 1)[-1]),
+        "download": download_parts(
+            doctree, checks["blocks"], title.astext() if title else pagename, pagename.rsplit("/", 1)[-1], page_hints(doctree)
+        ),
         "worker": app.pyodide_cells_worker,  # assets.py: versioned once per build
     }
     # The config and the boot script go into <head>, right after the meta tags
