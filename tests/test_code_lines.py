@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AWKWARD = ["", " ", "\t", "x", "    x", "\tx", "\t\tx", " \tx", "\t x = 1", "        ", "    # comment", "  \t  y"]
 
 COLUMNS_IN_JS = """
-import { hangingColumns } from "./src/pyodide_cells/js/codelines.js";
+import { hangingColumns } from "./src/pyodide_cells/js/page/codelines.js";
 const lines = JSON.parse(await new Promise((resolve) => {
   let text = ""; process.stdin.on("data", (d) => (text += d)); process.stdin.on("end", () => resolve(text));
 }));
