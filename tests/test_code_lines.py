@@ -1,4 +1,4 @@
-"""A cell's code laid out at build time as its editor lays it out (code_lines.py, js/codelines.js).
+"""A cell's code laid out at build time as its editor lays it out (code_lines.py, js/page/codelines.js).
 
 The build (Python) and the page and editor (JavaScript) each hold the hanging-indent rule; the
 two must agree on every line, or a wrapped line of the code the page was built with starts at

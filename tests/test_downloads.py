@@ -1,6 +1,6 @@
 """The learner's downloads, as the page's script makes them from the built page.
 
-For each lab, the ``.py`` and ``.ipynb`` made (by ``js/download.js``, in Node)
+For each lab, the ``.py`` and ``.ipynb`` made (by ``js/page/download.js``, in Node)
 from the reference solution and from the starter:
 
 - the ``.py`` runs its checks with ``python -m doctest`` on a Python with

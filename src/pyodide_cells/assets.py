@@ -388,7 +388,7 @@ class SiteSnapshot(NamedTuple):
 
     name: str  #: in ``_static/pyodide_cells/``
     bytes: int  #: its size
-    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (startup/snapshot.js checkIntegrity)
+    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (js/worker/startup/snapshot.js checkIntegrity)
 
 
 def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> SiteSnapshot:
