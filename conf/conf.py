@@ -49,7 +49,7 @@ nb_execution_raise_on_error = True  # a failing build-time cell fails the build
 nb_execution_timeout = 120
 nb_merge_streams = True
 # Markdown output (IPython.display.Markdown, _repr_markdown_) is read as MyST, so its $math$
-# renders at build time as it does live in the page (js/richtext.js).
+# renders at build time as it does live in the page (js/page/richtext.js).
 nb_render_markdown_format = "myst"
 
 # --- Math: rendered to HTML at build time by KaTeX (sphinxcontrib-katex) -----

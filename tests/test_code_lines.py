@@ -1,4 +1,4 @@
-"""A cell's code laid out at build time as its editor lays it out (code_lines.py, js/codelines.js).
+"""A cell's code laid out at build time as its editor lays it out (code_lines.py, js/page/codelines.js).
 
 The build (Python) and the page and editor (JavaScript) each hold the hanging-indent rule; the
 two must agree on every line, or a wrapped line of the code the page was built with starts at
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AWKWARD = ["", " ", "\t", "x", "    x", "\tx", "\t\tx", " \tx", "\t x = 1", "        ", "    # comment", "  \t  y"]
 
 COLUMNS_IN_JS = """
-import { hangingColumns } from "./src/pyodide_cells/js/codelines.js";
+import { hangingColumns } from "./src/pyodide_cells/js/page/codelines.js";
 const lines = JSON.parse(await new Promise((resolve) => {
   let text = ""; process.stdin.on("data", (d) => (text += d)); process.stdin.on("end", () => resolve(text));
 }));

@@ -1,6 +1,6 @@
 """The learner's downloads, as the page's script makes them from the built page.
 
-For each lab, the ``.py`` and ``.ipynb`` made (by ``js/download.js``, in Node)
+For each lab, the ``.py`` and ``.ipynb`` made (by ``js/page/download.js``, in Node)
 from the reference solution and from the starter:
 
 - the ``.py`` runs its checks with ``python -m doctest`` on a Python with
@@ -38,7 +38,7 @@ EXITS = {"sys.exit(0)": "import sys\nsys.exit(0)\n", "raise SystemExit": "raise 
 CONFIG = re.compile(r"window\.PYODIDE_CELLS_CONFIG = (\{.*?\});\n", re.S)
 ASSEMBLE = """
 import { readFileSync } from "node:fs";
-import { downloadFile } from "./src/pyodide_cells/js/download.js";
+import { downloadFile } from "./src/pyodide_cells/js/page/download.js";
 const jobs = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(jobs.map((j) => downloadFile(j.download, j.format, j.exercises, j.url))));
 """

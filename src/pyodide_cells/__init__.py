@@ -38,7 +38,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     publish.setup(app)
     precompress.setup(app)
     # Every page: equations are on the landing page too, and the sidebar and the
-    # landing page's cards show the learner's progress (js/nav.js).
+    # landing page's cards show the learner's progress (js/reader/nav.js).
     app.add_css_file("site.css")
     app.add_js_file("pyodide_cells/nav.js", type="module")
     try:

@@ -45,9 +45,8 @@ HERE = Path(__file__).resolve().parent
 PYODIDE_VERSION = "0.26.2"
 # Everything the worker bundle is made from: a change in any of them is a new snapshot key.
 WORKER_SOURCES = (
-    HERE / "js" / "worker.js",
     HERE / "js" / "protocol.js",
-    *sorted((HERE / "js" / "startup").glob("*.js")),
+    *sorted((HERE / "js" / "worker").rglob("*.js")),
     HERE / "make_snapshot.mjs",
     HERE / "limits.json",
     HERE / "python" / "worker_boot.py",
@@ -130,10 +129,19 @@ def bundle_js(
     # page script runs.
     # boot.js is inlined into each page's <head> (pages.py): bundled with the protocol it
     # imports, as a classic script, and with no source map (an inline script has no URL of its own).
-    for entry, fmt in (("cells.js", "esm"), ("nav.js", "esm"), ("richtext.js", "esm"), ("worker.js", "iife"), ("boot.js", "iife")):
+    # Each comes out under its own name, wherever its folder in js/ (README.md): the URLs stay put.
+    entries = (
+        ("page/cells.js", "esm"),
+        ("reader/nav.js", "esm"),
+        ("page/richtext.js", "esm"),
+        ("worker/worker.js", "iife"),
+        ("page/boot.js", "iife"),
+    )
+    for source, fmt in entries:
+        entry = Path(source).name
         cmd = [
             str(esbuild),
-            str(js / entry),
+            str(js / source),
             "--bundle",
             "--minify",
             *([] if entry == "boot.js" else ["--sourcemap"]),
@@ -263,7 +271,7 @@ def pages_to_rewrite(app: Sphinx, env, added: set[str], changed: set[str], remov
 # What precompile_bytecode.mjs runs: the worker's boot, with the Python it boots.
 PRECOMPILE_INPUTS = (
     HERE / "precompile_bytecode.mjs",
-    HERE / "js" / "startup" / "boot_python.js",
+    HERE / "js" / "worker" / "startup" / "boot_python.js",
     HERE / "python" / "worker_boot.py",
     HERE / "python" / "runner.py",
     HERE / "python" / "ipython" / "__init__.py",
@@ -380,7 +388,7 @@ class SiteSnapshot(NamedTuple):
 
     name: str  #: in ``_static/pyodide_cells/``
     bytes: int  #: its size
-    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (startup/snapshot.js checkIntegrity)
+    integrity: str  #: its Subresource Integrity digest, ``sha256-<base64>``: the worker checks it (js/worker/startup/snapshot.js checkIntegrity)
 
 
 def make_snapshot(pyodide_dir: Path, static: Path, wheel: str, bytecode: Bytecode, key: str) -> SiteSnapshot:

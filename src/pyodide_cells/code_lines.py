@@ -1,6 +1,6 @@
 """A cell's code, laid out at build time as its editor will lay it out.
 
-A cell's editor (CodeMirror, js/editor.js) takes the place of its code when the
+A cell's editor (CodeMirror, js/page/editor.js) takes the place of its code when the
 cell comes onto the screen. The editor numbers its lines in a gutter, wraps a
 line too long for the box, and continues a wrapped line under its own
 indentation. Pygments' ``<pre>`` did none of these: where a line wrapped in the
@@ -12,7 +12,7 @@ compares the two heights for every cell at phone and desktop widths
 (tests/browser/test_edits_and_output.py).
 
 The hanging indent is the editor's rule: a line's leading whitespace, a tab
-counting as ``TAB_SIZE`` columns, when the line has more than that. js/codelines.js
+counting as ``TAB_SIZE`` columns, when the line has more than that. js/page/codelines.js
 holds the same rule for the page and the editor.
 """
 

@@ -1,6 +1,6 @@
 """A lab page's downloads: the learner's exercise cells as a ``.py`` and an ``.ipynb``.
 
-The page's script fills in the learner's current code (``js/download.js``);
+The page's script fills in the learner's current code (``js/page/download.js``);
 what does not depend on it is made here, at build time, as a list of parts:
 
 - a title and how to run the checks (Markdown);
@@ -371,7 +371,7 @@ assert not failed, f"{len(failed)} of {len(__test__)} checks failed: {', '.join(
 def download_parts(
     doctree: nodes.document, blocks: list[str], title: str, name: str, hints: dict[str, list[str]] | None = None
 ) -> dict:
-    """The page's download, for ``js/download.js``: ``{"name": file stem, "parts": [...]}``.
+    """The page's download, for ``js/page/download.js``: ``{"name": file stem, "parts": [...]}``.
 
     ``{page_url}`` in a part's text is replaced by the page's address when the
     learner downloads.

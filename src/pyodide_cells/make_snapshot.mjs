@@ -5,7 +5,7 @@
 //
 // It boots the very pyodide.asm.wasm/js the site serves (Pyodide 0.26 does not
 // check that a snapshot and the interpreter match), with the same standard
-// library zip, through the worker's own boot code (js/startup/boot_python.js). Nothing
+// library zip, through the worker's own boot code (js/worker/startup/boot_python.js). Nothing
 // Node-only may be held by Python when the snapshot is taken: it holds only
 // paths into globalThis, resolved again in the browser's worker.
 //
@@ -18,8 +18,8 @@
 import { readFileSync, writeFileSync, renameSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
-import { bootPython, importLabs, pythonFiles } from "./js/startup/boot_python.js";
-import { packSparse, rebase, unpackSparse } from "./js/startup/packed.js";
+import { bootPython, importLabs, pythonFiles } from "./js/worker/startup/boot_python.js";
+import { packSparse, rebase, unpackSparse } from "./js/worker/startup/packed.js";
 
 const [pyodideDir, stdlib, sourcesURL, restURL, wheel, bytecode, pythonDir, out] = process.argv.slice(2);
 if (!out) {

@@ -5,7 +5,7 @@
 // every module imported while Python starts is compiled from source inside
 // WebAssembly: most of the 1.7 s start-up on a 2-core machine. This script
 // boots the same Pyodide in Node through the worker's own boot code
-// (js/startup/boot_python.js), imports every labs module and IPython.display (which a
+// (js/worker/startup/boot_python.js), imports every labs module and IPython.display (which a
 // lab's cells import), runs one check (doctest, through labs.checks), and writes:
 //
 // - the start zip (<out.zip>): only the modules imported before a page's
@@ -38,7 +38,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
-import { bootPython, pythonFiles } from "./js/startup/boot_python.js";
+import { bootPython, pythonFiles } from "./js/worker/startup/boot_python.js";
 
 const [pyodideDir, pythonDir, wheel, out, restOut, labsOut] = process.argv.slice(2);
 if (!restOut) {

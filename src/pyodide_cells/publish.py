@@ -2,7 +2,7 @@
 
 - ``_headers``: the server's header policy (:func:`pyodide_cells.serve.policy`)
   for hosts that read that file (Netlify, Cloudflare Pages);
-- ``sw.js``: the service worker (``js/sw.js``), with the site's version and
+- ``sw.js``: the service worker (``js/offline/sw.js``), with the site's version and
   the files it keeps for offline use compiled in. The version is a digest of
   those files, so any change to the site (a page, a ``labs`` module, the
   runtime) is a new version, which browsers pick up on their next visit.
@@ -58,7 +58,7 @@ def site_version(outdir: Path, files: list[str]) -> str:
 
 
 def write_service_worker(node_modules: Path, outdir: Path) -> str:
-    """Bundle ``js/sw.js`` into ``outdir/sw.js`` for the site as built; return its version."""
+    """Bundle ``js/offline/sw.js`` into ``outdir/sw.js`` for the site as built; return its version."""
     files = offline_files(outdir)
     version = site_version(outdir, files)
     esbuild = node_modules / ".bin" / "esbuild"
@@ -66,7 +66,7 @@ def write_service_worker(node_modules: Path, outdir: Path) -> str:
         raise ExtensionError(f"pyodide_cells: esbuild not found at {esbuild}; run `npm ci`")
     cmd = [
         str(esbuild),
-        str(HERE / "js" / "sw.js"),
+        str(HERE / "js" / "offline" / "sw.js"),
         "--bundle",
         "--minify",
         "--format=iife",

@@ -1,7 +1,7 @@
 """``?plain-start``: Python started by stock ``loadPyodide``, with none of the start-up speed work.
 
 The switch to turn on first when Pyodide is upgraded or a start-up bug is chased
-(docs/runtime.md; js/startup/index.js). These tests hold that a lab still works
+(docs/runtime.md; js/worker/startup/index.js). These tests hold that a lab still works
 with it, on Pyodide's own standard library, and that none of the speed work ran.
 """
 

@@ -6,7 +6,7 @@ file system (OPFS) under the site's snapshot key; later visits (and restarts)
 load it. A first visit on a fast link restores the site's snapshot instead,
 made at build time in Node (make_snapshot.mjs), and keeps it the same way.
 The page's ``?site-snapshot=never`` and ``=always`` fix that choice, which is
-otherwise measured (startup/snapshot.js siteSnapshotPays). These tests hold what a
+otherwise measured (worker/startup/snapshot.js siteSnapshotPays). These tests hold what a
 restored interpreter must still do, and that a bad snapshot costs nothing but time.
 """
 
@@ -107,7 +107,7 @@ def test_a_second_visit_restores_the_snapshot_and_python_still_works(page, base_
     site, key = re.fullmatch(r"pyodide-cells-snapshot-(.*)-([0-9a-f]{16})\.bin", snap["name"]).groups()
     assert site == re.sub(r"[^A-Za-z0-9.-]", "_", f"{base_url}/_static/pyodide_cells/")
     assert key in page.evaluate("fetch('_static/pyodide_cells/worker.js').then(r => r.text())")
-    # Kept packed (startup/packed.js packSparse): "pcs2", the whole length, the interpreter's linear
+    # Kept packed (worker/startup/packed.js packSparse): "pcs2", the whole length, the interpreter's linear
     # memory (20 MB or more), of which the file leaves the long runs of zeros out, then how
     # much of it is based on the memory as instantiated: none, for a snapshot made here.
     head = bytes(snap["head"])
@@ -152,7 +152,7 @@ def test_restored_visits_do_not_share_one_random_state(page, base_url):
 
 
 GARBAGE = "new Uint8Array(4096).fill(7)"
-# A real snapshot (kept packed: startup/packed.js packSparse) cut in half: right header, too few bytes.
+# A real snapshot (kept packed: worker/startup/packed.js packSparse) cut in half: right header, too few bytes.
 TRUNCATED = "real.slice(0, real.length >> 1)"
 
 

@@ -1,10 +1,10 @@
 // The learner's downloads (download.js) and the progress record (progress.js): pure functions, no DOM.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { downloadFile, fileCells, notebook, percentScript } from "../../src/pyodide_cells/js/download.js";
-import { parseProgress, progressKey, progressText } from "../../src/pyodide_cells/js/progress.js";
+import { downloadFile, fileCells, notebook, percentScript } from "../../src/pyodide_cells/js/page/download.js";
+import { parseProgress, progressKey, progressText } from "../../src/pyodide_cells/js/reader/progress.js";
 
-/** @type {import("../../src/pyodide_cells/js/download.js").Download} */
+/** @type {import("../../src/pyodide_cells/js/page/download.js").Download} */
 const DOWNLOAD = {
   name: "lab",
   parts: [
@@ -74,7 +74,7 @@ test("only a well-formed progress record is read; anything else is no progress",
 });
 
 test("a reset exercise forgets the page's progress, at every address of the page, and says so to the badges", async () => {
-  const { forgetProgress, readProgress, recordProgress } = await import("../../src/pyodide_cells/js/progress.js");
+  const { forgetProgress, readProgress, recordProgress } = await import("../../src/pyodide_cells/js/reader/progress.js");
   const items = new Map();
   const events = [];
   const fake = {

@@ -21,7 +21,7 @@ import { EditorState, Transaction } from "@codemirror/state";
 import { EditorView, runScopeHandlers } from "@codemirror/view";
 import { python } from "@codemirror/lang-python";
 import { syntaxTree } from "@codemirror/language";
-import { editingRules, openingBracketInText } from "../../src/pyodide_cells/js/editor_rules.js";
+import { editingRules, openingBracketInText } from "../../src/pyodide_cells/js/page/editor_rules.js";
 
 // CodeMirror parses to budgets of wall-clock time (20 ms after a change, the
 // editor's own INDENT_PARSE_BUDGET_MS): on a loaded machine how far a parse got

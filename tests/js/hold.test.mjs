@@ -1,7 +1,7 @@
 // A run's first output is held for a moment and drawn in one piece (hold.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { holdFirstOutput } from "../../src/pyodide_cells/js/hold.js";
+import { holdFirstOutput } from "../../src/pyodide_cells/js/page/hold.js";
 import { fakeTimers } from "./fake_timers.mjs";
 
 /** A sink that records every call it is given, in order. */

@@ -32,7 +32,7 @@ globalThis.document = {
   createRange: () => { let end = 0; return { setStart() {}, setEnd(_node, offset) { end = offset; }, toString: () => "x".repeat(end) }; },
 };
 
-const { KeyHold } = await import("../../src/pyodide_cells/js/keyhold.js");
+const { KeyHold } = await import("../../src/pyodide_cells/js/page/keyhold.js");
 
 /** A cell whose code is `code`, and an element outside it (the page's search box). */
 function page(code = "def f(x):\n    return x\n") {

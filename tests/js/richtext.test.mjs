@@ -1,7 +1,7 @@
 // Markdown and LaTeX output (richtext.js): rendered, and never a way to run HTML or script.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { renderLatex, renderMarkdown } from "../../src/pyodide_cells/js/richtext.js";
+import { renderLatex, renderMarkdown } from "../../src/pyodide_cells/js/page/richtext.js";
 
 test("Markdown renders, with its math through KaTeX", () => {
   const html = renderMarkdown("**bold** and $\\alpha^2$");

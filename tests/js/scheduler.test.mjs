@@ -1,10 +1,10 @@
 // The run scheduler's transitions, driven with a fake transport and fake timers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Scheduler } from "../../src/pyodide_cells/js/scheduler.js";
+import { Scheduler } from "../../src/pyodide_cells/js/page/scheduler.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 import { fakeTimers } from "./fake_timers.mjs";
-import { describe } from "../../src/pyodide_cells/js/statusbar.js";
+import { describe } from "../../src/pyodide_cells/js/page/statusbar.js";
 
 /** A transport that records what the scheduler asks of the worker. */
 function fakeTransport({ canInterrupt = true } = {}) {

@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { packSparse, rebase, unpackSparse } from "../../src/pyodide_cells/js/startup/packed.js";
-import { checkIntegrity, siteSnapshotPays, SnapshotStore, STORE_SLICE, SWEEP_AFTER_MS } from "../../src/pyodide_cells/js/startup/snapshot.js";
+import { packSparse, rebase, unpackSparse } from "../../src/pyodide_cells/js/worker/startup/packed.js";
+import { checkIntegrity, siteSnapshotPays, SnapshotStore, STORE_SLICE, SWEEP_AFTER_MS } from "../../src/pyodide_cells/js/worker/startup/snapshot.js";
 
 const KIB = 1024;
 

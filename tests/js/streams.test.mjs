@@ -1,7 +1,7 @@
 // When the worker sends Python's writes to the page (streams.js), on a clock the test moves by hand.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { StreamBatcher } from "../../src/pyodide_cells/js/streams.js";
+import { StreamBatcher } from "../../src/pyodide_cells/js/worker/streams.js";
 import { LIMITS } from "../../src/pyodide_cells/js/protocol.js";
 
 /** A batcher on a hand-moved clock, and the messages it sent. */

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 
-const SOURCE = readFileSync(new URL("../../src/pyodide_cells/js/sw.js", import.meta.url), "utf8");
+const SOURCE = readFileSync(new URL("../../src/pyodide_cells/js/offline/sw.js", import.meta.url), "utf8");
 const ORIGIN = "http://127.0.0.1:8000";
 const FILES = ["index.html", "micrograd.html", "deeper/index.html", "_static/pyodide/pyodide.asm.wasm"];
 

@@ -1,7 +1,7 @@
 // Streams read as a terminal shows them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { overwriteReturns, plain, TerminalLine } from "../../src/pyodide_cells/js/terminal.js";
+import { overwriteReturns, plain, TerminalLine } from "../../src/pyodide_cells/js/page/terminal.js";
 
 test("a carriage return overwrites its line from the start", () => {
   assert.equal(overwriteReturns("50%\r100%"), "100%");

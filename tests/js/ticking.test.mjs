@@ -3,7 +3,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { tickingSignal } from "../../src/pyodide_cells/js/startup/ticking.js";
+import { tickingSignal } from "../../src/pyodide_cells/js/worker/startup/ticking.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 
 const PYODIDE = fileURLToPath(new URL("../../node_modules/pyodide/", import.meta.url));

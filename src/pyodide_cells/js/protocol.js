@@ -2,10 +2,11 @@
 // The contract of the cell runtime: every message between the page and the
 // worker, both ways, and the kinds the Python cell runner reports to the
 // worker; the interrupt buffer, the boot steps, the plain-start switch and
-// the limits. The page (boot.js, kernel.js) and the worker (worker.js) import
-// this module; nothing else builds a message. docs/runtime.md links here.
+// the limits. The page (page/boot.js, page/kernel.js) and the worker
+// (worker/worker.js) import this module; nothing else builds a message.
+// docs/runtime.md links here.
 //
-// Transport. boot.js makes the worker and a MessageChannel, and sends the
+// Transport. page/boot.js makes the worker and a MessageChannel, and sends the
 // worker one `init` message on the worker itself, handing over `port` and
 // Stop's buffer (`interruptBuffer`). From then on both sides speak only on
 // that port. Code in a cell can reach the worker's global scope
@@ -16,7 +17,7 @@
 // /* @__PURE__ */ marks let esbuild leave out what boot.js does not use.
 //
 // Order. The page sends one request at a time and waits for its `done`
-// before sending the next (scheduler.js): what waits is queued in the page,
+// before sending the next (page/scheduler.js): what waits is queued in the page,
 // where Stop can cancel it without asking the worker.
 
 import LIMITS_JSON from "../limits.json" with { type: "json" };
@@ -43,8 +44,8 @@ export const interruptBuffer = (isolated) => (isolated ? new Uint8Array(new Shar
 /**
  * The page-address parameter that starts Python with stock `loadPyodide` and none of the
  * start-up speed work (no snapshot, the stock standard library, no early fetch or compile):
- * `?plain-start`. boot.js reads it once and hands it to the worker in the worker's own address
- * (`workerURL`), since the worker starts before the `init` message arrives (worker.js).
+ * `?plain-start`. page/boot.js reads it once and hands it to the worker in the worker's own address
+ * (`workerURL`), since the worker starts before the `init` message arrives (worker/worker.js).
  */
 export const PLAIN_START = "plain-start";
 
@@ -83,7 +84,7 @@ export const BOOT_STEPS = /* @__PURE__ */ Object.freeze([
  *   siteSnapshot: "auto" | "always" | "never"}} InitMessage
  *   Sent once, on the Worker itself; everything else goes over `port`. `siteSnapshot`: whether a
  *   start with no snapshot kept in this browser restores the site's ("auto": when the link is fast
- *   enough, startup/snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (boot.js).
+ *   enough, worker/startup/snapshot.js siteSnapshotPays), from the page's `?site-snapshot=` (page/boot.js).
  * @typedef {{type: "run", id: number, code: string, name?: string}} RunRequest
  *   Run a cell's code in the page's namespace. `name` names the code in tracebacks
  *   (`File "<cell 4>", line 2`): a cell's is `cellName(index)`, the number the page shows for it.
@@ -236,7 +237,7 @@ export const fatal = (/** @type {number} */ id, /** @type {string} */ message) =
 /**
  * What the Python cell runner (python/runner.py) tells the worker, through its one callback
  * `emit(kind, payload)`: `payload` is JSON text of the kind's type below. The worker turns each
- * into worker messages (runnerMessage); `stream` is sent as streams.js decides, and what it holds on `flush`.
+ * into worker messages (runnerMessage); `stream` is sent as worker/streams.js decides, and what it holds on `flush`.
  * @typedef {{name: "stdout" | "stderr", text: string}} RunnerStream  a write to sys.stdout or sys.stderr
  * @typedef {{}} RunnerFlush  sys.stdout.flush() (print(..., flush=True)): send what is batched
  * @typedef {{data: MimeBundle, display_id?: string, update?: boolean}} RunnerDisplay  IPython.display.display

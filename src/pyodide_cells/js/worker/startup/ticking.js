@@ -9,7 +9,7 @@
 // they end. tests/js/ticking.test.mjs holds this against Pyodide itself, so an
 // upgrade that reads the buffer otherwise fails there.
 
-import * as protocol from "../protocol.js";
+import * as protocol from "../../protocol.js";
 
 /**
  * What to give pyodide.setInterruptBuffer, on every host: its signal (element protocol.SIGNAL)

@@ -93,7 +93,7 @@ const editorSetup = [
 /**
  * Completion from the live namespace, on Ctrl+Space only: asked of Python, which may be busy with a
  * run, so never on typing. Once the list is open, typing on filters it here (`validFor`).
- * @param {(code: string, cursor: number) => Promise<import("./protocol.js").Completions | null>} complete
+ * @param {(code: string, cursor: number) => Promise<import("../protocol.js").Completions | null>} complete
  */
 function pythonCompletion(complete) {
   /** @param {import("@codemirror/autocomplete").CompletionContext} context */
@@ -117,7 +117,7 @@ function pythonCompletion(complete) {
  * Python's namespace has for the dotted name at the cursor (protocol.js Completions), or null.
  * @param {{doc: string, parent: HTMLElement, label: string, onRun: () => void, onRunNext: () => void,
  *   onChange: () => void, topMargin?: () => number, hangingColumns: (text: string, tabSize: number) => number,
- *   complete?: (code: string, cursor: number) => Promise<import("./protocol.js").Completions | null>}} options
+ *   complete?: (code: string, cursor: number) => Promise<import("../protocol.js").Completions | null>}} options
  */
 export function createEditor({ doc, parent, label, onRun, onRunNext, onChange, topMargin = () => 0, hangingColumns, complete }) {
   const cellKeys = Prec.highest(

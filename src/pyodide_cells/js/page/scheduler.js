@@ -17,7 +17,7 @@
 // did. A cell that was stopped is `interrupted`, not fresh: it is never run
 // again on its own, even after a restart emptied the namespace.
 
-import * as protocol from "./protocol.js";
+import * as protocol from "../protocol.js";
 
 /**
  * @typedef {"queued" | "running" | "done" | "error" | "interrupted" | "cancelled"} RunState

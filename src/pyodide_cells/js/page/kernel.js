@@ -4,7 +4,7 @@
 // every message against the protocol and hands it to the scheduler; it builds
 // no message of its own (protocol.js does).
 
-import * as protocol from "./protocol.js";
+import * as protocol from "../protocol.js";
 
 /**
  * @typedef {{worker: Worker, port: MessagePort, interrupt: Uint8Array | null, early: unknown[]}} Started

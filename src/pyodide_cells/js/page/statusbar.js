@@ -4,7 +4,7 @@
 // beyond its elements: render() draws it again from the scheduler.
 
 import { el } from "./util.js";
-import { cellName } from "./protocol.js";
+import { cellName } from "../protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 

@@ -35,7 +35,7 @@ export class ChecksConsole {
    *   checked: (passed: number, total: number) => void, broken?: () => string[]}} actions
    *   `broken`: the cells whose latest run raised (how the page names them): the checks then ran
    *   against what those cells defined before, if anything, and the console says so
-   * @param {import("./progress.js").Progress | null} last  what the checks found the last time they ran here
+   * @param {import("../reader/progress.js").Progress | null} last  what the checks found the last time they ran here
    */
   constructor(anchor, page, actions, last = null) {
     this.last = last;

@@ -6,7 +6,7 @@
 //   scheduler.js  every run's state; Stop and Restart
 //   statusbar.js  the bar: a view of the scheduler
 //   cell.js       a cell: toolbar, editor (editor.js, loaded on first use), output (output.js), saved edit (storage.js)
-//   checks.js     the assertion console; progress.js keeps what it last found
+//   checks.js     the assertion console; reader/progress.js keeps what it last found
 //   pagetools.js  Download .py / .ipynb (download.js) and Reset this page
 //
 // Cells keep their build-time outputs until they run. All cells of a page
@@ -21,7 +21,7 @@ import { StatusBar, describe } from "./statusbar.js";
 import { Cell, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
 import { PageTools } from "./pagetools.js";
-import { forgetProgress, readProgress, recordProgress } from "./progress.js";
+import { forgetProgress, readProgress, recordProgress } from "../reader/progress.js";
 
 const CONFIG = /** @type {any} */ (window).PYODIDE_CELLS_CONFIG || {};
 const startedAt = performance.now();

@@ -6,7 +6,7 @@
 // note below the box says how much.
 
 import { el, loadOnce } from "./util.js";
-import { LIMITS } from "./protocol.js";
+import { LIMITS } from "../protocol.js";
 import { TerminalLine } from "./terminal.js";
 import { graphsShown, loadViz, upgradeGraphs } from "./graph.js";
 
@@ -141,7 +141,7 @@ export class OutputArea {
   }
 
   /**
-   * @param {import("./protocol.js").MimeBundle} data
+   * @param {import("../protocol.js").MimeBundle} data
    * @param {"display" | "result"} kind
    * @param {string} [displayId]  an output that can be replaced (IPython's display_id)
    * @param {boolean} [update]  replace the outputs shown with `displayId`, wherever they are on the page
@@ -160,7 +160,7 @@ export class OutputArea {
    * nothing, as Jupyter). Not in this cell's previous output, still shown until this run's first
    * output: Jupyter has cleared that when the run started, and it goes when the run ends.
    */
-  updateBundle(/** @type {import("./protocol.js").MimeBundle} */ data, /** @type {"display" | "result"} */ kind, /** @type {string} */ displayId) {
+  updateBundle(/** @type {import("../protocol.js").MimeBundle} */ data, /** @type {"display" | "result"} */ kind, /** @type {string} */ displayId) {
     for (const old of document.querySelectorAll(".cell_output .output[data-display-id]")) {
       if (!(old instanceof HTMLElement) || old.dataset.displayId !== displayId) continue;
       if (this.replacing && this.element.contains(old)) continue;
@@ -173,7 +173,7 @@ export class OutputArea {
   /**
    * A box showing `data`. Rich output cannot be cut: past the run's budget, its text form shows.
    * `replacing`: the rich characters of the output this one replaces (an update counts only what it adds).
-   * @param {import("./protocol.js").MimeBundle} data @param {"display" | "result"} kind @param {number} replacing
+   * @param {import("../protocol.js").MimeBundle} data @param {"display" | "result"} kind @param {number} replacing
    */
   bundleBox(data, kind, replacing) {
     const box = el("div", { class: `output pc-${kind}` });
@@ -224,7 +224,7 @@ export class OutputArea {
 const shownChars = new WeakMap();
 
 /**
- * @param {HTMLElement} box @param {import("./protocol.js").MimeBundle} data
+ * @param {HTMLElement} box @param {import("../protocol.js").MimeBundle} data
  * @param {import("./graph.js").GraphShown[]} [graphsBefore]  for the graphs it holds (upgradeGraphs)
  */
 function renderBundle(box, data, graphsBefore) {

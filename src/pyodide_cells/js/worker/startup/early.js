@@ -3,7 +3,7 @@
 // `WebAssembly.instantiateStreaming`: Pyodide 0.26 has no option to start its
 // downloads early or to compile its WebAssembly while its JavaScript loads, so
 // its own calls are answered with what was started here. None of this runs on
-// a plain start (startup/index.js).
+// a plain start (index.js).
 //
 // ORDER (installEarly): fetchEarly first, then compileEarly. Each replaces
 // `self.fetch` with a wrapper around the one it found. compileEarly's wrapper

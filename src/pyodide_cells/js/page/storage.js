@@ -5,7 +5,7 @@
 // page can write the same key: both are reported, never swallowed, so the
 // cell can tell the learner.
 
-import { pagePath } from "./util.js";
+import { pagePath } from "../reader/pagepath.js";
 
 /**
  * @typedef {{ok: true} | {ok: false, reason: "full" | "disabled", error: string}} WriteResult

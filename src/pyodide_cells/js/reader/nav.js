@@ -3,11 +3,11 @@
 // (progress.js), the reader's place kept across a reload (place.js) with the
 // phone's drawers closed (drawers.js), Sphinx's search marks kept off the
 // pictures' hidden text and math shown once in search excerpts (searchmarks.js), and the service worker that keeps
-// the guide for offline use (offline.js).
+// the guide for offline use (offline/offline.js).
 import { showProgress } from "./progress.js";
 import { keepPlace } from "./place.js";
 import { closeDrawersOnLeaving } from "./drawers.js";
-import { keepOffline } from "./offline.js";
+import { keepOffline } from "../offline/offline.js";
 import { keepSearchMarksOffPictureText, showMathOnceInSearchExcerpts } from "./searchmarks.js";
 
 showProgress(document);

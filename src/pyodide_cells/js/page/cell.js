@@ -9,7 +9,7 @@ import { KeyHold, offsetInText } from "./keyhold.js";
 import { OutputArea } from "./output.js";
 import { holdFirstOutput } from "./hold.js";
 import { hangingColumns, showLines } from "./codelines.js";
-import { LIMITS, cellName } from "./protocol.js";
+import { LIMITS, cellName } from "../protocol.js";
 import { STOPPED } from "./scheduler.js";
 import { describe } from "./statusbar.js";
 
@@ -36,7 +36,7 @@ export class Cell {
    *   runNext: (cell: Cell, rest?: {entries: import("./keyhold.js").HeldEntry[], focus: boolean}) => void,
    *   topMargin: () => number, afterStartup: (task: () => void) => void, edited: () => void, changed: () => void,
    *   restored: (cell: Cell) => void,
-   *   complete: (code: string, cursor: number) => {waitsFor: string, ended: Promise<import("./protocol.js").Completions | null>}}} page
+   *   complete: (code: string, cursor: number) => {waitsFor: string, ended: Promise<import("../protocol.js").Completions | null>}}} page
    */
   constructor(root, index, page) {
     this.root = root;

@@ -4,7 +4,7 @@
 // CPython (snapshot.js siteSnapshotPays), else afresh, able to make a snapshot.
 // A snapshot that fails to load costs a warning and a fresh start.
 
-import * as protocol from "../protocol.js";
+import * as protocol from "../../protocol.js";
 import { ASM_JS_URL, PYODIDE_URL, SITE_SNAPSHOT_SIZE, SITE_SNAPSHOT_SRI, SITE_SNAPSHOT_URL, STDLIB_URL } from "./config.js";
 import { beforeRestore } from "./early.js";
 import { rebase, unpackSparse } from "./packed.js";

@@ -14,7 +14,7 @@
 // An inline script cannot import: assets.py bundles this file with protocol.js
 // (esbuild, as a classic script) into _static/pyodide_cells/boot.js, and
 // pages.py inlines that, so the message and the buffer are built by protocol.js.
-import * as protocol from "./protocol.js";
+import * as protocol from "../protocol.js";
 
 performance.mark("pyodide-cells:boot");
 const root = new URL(document.documentElement.getAttribute("data-content_root") || "./", location.href);

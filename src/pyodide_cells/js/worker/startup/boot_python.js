@@ -1,7 +1,7 @@
 // @ts-check
 // What the worker does to a fresh or restored Pyodide before the first cell:
 // the files the cell runner needs (the labs wheel, the runner, the IPython
-// stand-in) and the Python of worker_boot.py. Shared by the worker (startup/index.js) and by the
+// stand-in) and the Python of worker_boot.py. Shared by the worker (index.js) and by the
 // build's snapshot maker (make_snapshot.mjs), so that the interpreter a
 // build-time snapshot holds is exactly the one a page would start.
 //

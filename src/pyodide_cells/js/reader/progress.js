@@ -6,7 +6,7 @@
 
 /** @typedef {{passed: number, total: number, at: string}} Progress */
 
-import { pagePath } from "./util.js";
+import { pagePath } from "./pagepath.js";
 
 const PREFIX = "pyodide-cells:v1:progress:";
 

@@ -1,7 +1,7 @@
 // @ts-check
 // A run's first output, shown in one piece. The worker sends a run's first
 // writes at once (so that lines printed before a long computation show) and
-// the rest of a print loop in batches (streams.js); a quick cell that prints a
+// the rest of a print loop in batches (worker/streams.js); a quick cell that prints a
 // few lines therefore arrives as several messages, and the page drew its
 // output in steps: one line, then the next, then all of them. Its box
 // changed height in between, so everything below it moved, and the browser

@@ -16,7 +16,7 @@
 //   server now serves there.
 // - One version at a time: a rebuilt site is a new version (a new cache),
 //   filled completely before it takes over; the page offers a reload
-//   (nav.js), and the old cache is dropped when the new worker activates.
+//   (offline.js), and the old cache is dropped when the new worker activates.
 // - Cross-origin isolation on any host: every response it gives carries
 //   COOP/COEP/CORP, so from the second visit the page has SharedArrayBuffer
 //   and Stop interrupts Python without a restart, even where the host sends

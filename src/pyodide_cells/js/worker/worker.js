@@ -13,7 +13,7 @@
 // cost 100-200 ms on a lab page, whose main thread is busy parsing and laying
 // out the document and only then passes the message on.
 
-import * as protocol from "./protocol.js";
+import * as protocol from "../protocol.js";
 import { startPython } from "./startup/index.js";
 import { StreamBatcher } from "./streams.js";
 

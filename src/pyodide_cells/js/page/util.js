@@ -24,15 +24,6 @@ export function el(tag, attrs = {}, ...children) {
 export const STATIC = new URL("../", import.meta.url); // .../_static/
 
 /**
- * What names a page in this browser's storage: its path, the same whether a host serves it as
- * `/lab.html`, `/lab` or `/lab/` (static hosts and the service worker answer all three).
- * @param {string} pathname
- */
-export function pagePath(pathname) {
-  return pathname.replace(/\/index\.html$|\/$/, "/index").replace(/\.html$/, "");
-}
-
-/**
  * A loader of something fetched on first use (a chunk, a bundle): ``load`` runs once and its
  * promise is kept; a load that failed is forgotten, so the next call tries again.
  * @template T

@@ -1,7 +1,7 @@
 // @ts-check
 // The worker's start, from its first moment to a cell runner that answers:
 // one entry point, startPython, in a handful of named stages. This folder
-// holds everything start-up does, and imports only the protocol (../protocol.js)
+// holds everything start-up does, and imports only the protocol (../../protocol.js)
 // and the Python the worker boots with; the worker (../worker.js) imports this
 // file only.
 //
@@ -24,11 +24,11 @@
 // bytecode. Turn it on first when Pyodide is upgraded or a start-up bug is chased
 // (docs/runtime.md): if the plain start works, the bug is in the speed work.
 
-import * as protocol from "../protocol.js";
-import BOOT_PY from "../../python/worker_boot.py";
+import * as protocol from "../../protocol.js";
+import BOOT_PY from "../../../python/worker_boot.py";
 // IPython.display for the cells (python/ipython/): installed as the IPython package.
-import IPYTHON_INIT from "../../python/ipython/__init__.py";
-import IPYTHON_DISPLAY from "../../python/ipython/display.py";
+import IPYTHON_INIT from "../../../python/ipython/__init__.py";
+import IPYTHON_DISPLAY from "../../../python/ipython/display.py";
 import { bootWorker, fillFileSystem, importLabs } from "./boot_python.js";
 import * as config from "./config.js";
 import { installEarly } from "./early.js";
