@@ -423,7 +423,12 @@ MUTANTS = [
     (
         "online_softmax.md",
         "flash_attention: causal mask aligned top-left (j <= i) instead of bottom-right",
-        [("offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    out, lse", "offset = 0\n    out, lse")],
+        [
+            (
+                "offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    out, lse",
+                "offset = 0\n    out, lse",
+            )
+        ],
         ["Causal, more keys", "Causal, more queries", "Query that sees no key"],
         "flash-attn >= 2.1 README: causal mask aligned to the bottom right",
     ),
@@ -472,7 +477,10 @@ MUTANTS = [
     (
         "online_softmax.md",
         "flash_attention_backward: the scale applied twice in dQ and dK",
-        [("dq[i][c] += scale * sum(", "dq[i][c] += scale * scale * sum("), ("dk[j][c] += scale * sum(", "dk[j][c] += scale * scale * sum(")],
+        [
+            ("dq[i][c] += scale * sum(", "dq[i][c] += scale * scale * sum("),
+            ("dk[j][c] += scale * sum(", "dk[j][c] += scale * scale * sum("),
+        ],
         ["Gradients, softmax scale"],
         SCALE_CHAIN_RULE,
     ),
@@ -500,14 +508,24 @@ MUTANTS = [
     (
         "online_softmax.md",
         "flash_attention_backward: the causal mask dropped from the recomputed scores (masked P not 0)",
-        [("attention_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else -math.inf\n", "attention_score(scale, q[i], k[j], i, j)\n")],
+        [
+            (
+                "attention_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else -math.inf\n",
+                "attention_score(scale, q[i], k[j], i, j)\n",
+            )
+        ],
         ["Gradients, causal"],
         FA2_BACKWARD + "; flash-attn >= 2.1: causal mask aligned to the bottom right",
     ),
     (
         "online_softmax.md",
         "flash_attention_backward: causal mask aligned top-left (j <= i) instead of bottom-right",
-        [("offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    big_d", "offset = 0\n    big_d")],
+        [
+            (
+                "offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    big_d",
+                "offset = 0\n    big_d",
+            )
+        ],
         ["Gradients, causal"],
         "flash-attn >= 2.1 README: causal mask aligned to the bottom right",
     ),
@@ -521,10 +539,12 @@ MUTANTS = [
     (
         "online_softmax.md",
         "flash_attention_backward: dP transposed (V dO^T: a row per key, not per query)",
-        [(
-            "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for j in cols] for i in rows]",
-            "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for i in rows] for j in cols]",
-        )],
+        [
+            (
+                "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for j in cols] for i in rows]",
+                "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for i in rows] for j in cols]",
+            )
+        ],
         ["Gradients, one tile"],
         FA2_BACKWARD + ": dP_i = dO_i V_j^T",
     ),

@@ -109,7 +109,11 @@ def run_checks(
 ) -> tuple[list[str], list[str], list[str]]:
     """Run the page's checks with the page's own engine (labs.checks):
     (every example's status, failed check names, sources of examples that raised)."""
-    names = {"online_softmax": online_softmax, "flash_attention": flash_attention, "flash_attention_backward": flash_attention_backward}
+    names = {
+        "online_softmax": online_softmax,
+        "flash_attention": flash_attention,
+        "flash_attention_backward": flash_attention_backward,
+    }
     results = run_blocks(doctest_blocks(TEXT), names)
     failed = [r.check.name for r in results if not r.check.setup and r.status != "passed"]
     crashed = [r.check.source for r in results if r.status == "error"]
@@ -373,7 +377,9 @@ def test_exercise_3_reference_solution_passes_every_check_and_agrees_with_the_re
     o, lse = ref.flash_attention(q, k[:4], v[:4], 2, 3, causal=True)
     assert lse[:2] == [-math.inf, -math.inf]
     mine = backward(q, k[:4], v[:4], o, lse, d_o, 2, 3, causal=True)
-    assert mine[0][:2] == [[0.0] * 3] * 2 and close(mine, ref.flash_attention_backward(q, k[:4], v[:4], o, lse, d_o, 2, 3, causal=True))
+    assert mine[0][:2] == [[0.0] * 3] * 2 and close(
+        mine, ref.flash_attention_backward(q, k[:4], v[:4], o, lse, d_o, 2, 3, causal=True)
+    )
 
 
 def close(mine, theirs) -> bool:

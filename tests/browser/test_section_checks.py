@@ -32,11 +32,13 @@ def test_each_later_exercise_has_its_own_check_button_and_count(page, base_url):
     for n, count in enumerate(counts[1:], start=2):
         bar = bars.nth(n - 2)
         # The bar sits in exercise n's section, before its first check, below the console.
-        headings.append(bar.evaluate("""b => {
+        headings.append(
+            bar.evaluate("""b => {
             let s = b.closest('section');
             while (!s.querySelector(':scope > h2')) s = s.parentElement.closest('section');
             return s.querySelector(':scope > h2').textContent.replace('#', '').trim();
-        }"""))
+        }""")
+        )
         assert headings[-1].startswith(f"Exercise {n}")
         assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
             "c => c.getBoundingClientRect().top"
