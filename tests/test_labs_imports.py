@@ -22,6 +22,7 @@ HEAVY = ("urllib.request", "email", "http.client", "xml.sax", "asyncio", "decima
 def test_the_labs_are_the_modules_the_site_precompiles():
     assert MODULES == [
         "labs.attention",
+        "labs.attention_grads",
         "labs.autograd",
         "labs.block_pool_svg",
         "labs.block_sharing",

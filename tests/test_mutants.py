@@ -74,6 +74,9 @@ ITERATIVE_TOPO = """\
                 stack.extend((child, False) for child in node._prev)
         self.grad = 1.0"""
 
+FA2_BACKWARD = "Dao 2023, FlashAttention-2, Algorithm 2"
+SCALE_CHAIN_RULE = "S = scale * Q K^T: the chain rule puts scale into dQ and dK (flash-attn's softmax_scale)"
+
 # (page, mistake, [(reference text, mutated text)], checks that must fail (at least these), source)
 MUTANTS = [
     (
@@ -421,7 +424,12 @@ MUTANTS = [
     (
         "online_softmax.md",
         "flash_attention: causal mask aligned top-left (j <= i) instead of bottom-right",
-        [("offset = n_k - n_q  #", "offset = 0  #")],
+        [
+            (
+                "offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    out, lse",
+                "offset = 0\n    out, lse",
+            )
+        ],
         ["Causal, more keys", "Causal, more queries", "Query that sees no key"],
         "flash-attn >= 2.1 README: causal mask aligned to the bottom right",
     ),
@@ -444,6 +452,102 @@ MUTANTS = [
         [("    if scale is None:\n        scale = 1.0 / math.sqrt(len(k[0]))", "    scale = 1.0 / math.sqrt(len(k[0]))")],
         ["Softmax scale"],
         "flash-attn flash_attn_func: softmax_scale, the scaling of QK^T, default 1 / sqrt(headdim)",
+    ),
+    # Lab 2, exercise 3: FlashAttention-2's backward pass, P recomputed from L.
+    (
+        "online_softmax.md",
+        "flash_attention_backward: dS = P ∘ dP, without - D_i (the softmax's backward half done)",
+        [("p[u][w] * (dp[u][w] - big_d[i])", "p[u][w] * dp[u][w]")],
+        ["Gradients, one tile"],
+        FA2_BACKWARD + ": dS = P ∘ (dP - D_i)",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: the scale forgotten in dQ",
+        [("dq[i][c] += scale * sum(", "dq[i][c] += sum(")],
+        ["Gradients, softmax scale"],
+        SCALE_CHAIN_RULE,
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: the scale forgotten in dK",
+        [("dk[j][c] += scale * sum(", "dk[j][c] += sum(")],
+        ["Gradients, softmax scale"],
+        SCALE_CHAIN_RULE,
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: the scale applied twice in dQ and dK",
+        [
+            ("dq[i][c] += scale * sum(", "dq[i][c] += scale * scale * sum("),
+            ("dk[j][c] += scale * sum(", "dk[j][c] += scale * scale * sum("),
+        ],
+        ["Gradients, softmax scale"],
+        SCALE_CHAIN_RULE,
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: dV set (=) instead of accumulated across query blocks",
+        [("dv[j][c] += sum(", "dv[j][c] = sum(")],
+        ["Gradients, ragged tiles"],
+        FA2_BACKWARD + ": dV_j <- dV_j + P^T dO_i, over every query block",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: dK set (=) instead of accumulated across query blocks",
+        [("dk[j][c] += scale * sum(", "dk[j][c] = scale * sum(")],
+        ["Gradients, ragged tiles"],
+        FA2_BACKWARD + ": dK_j <- dK_j + dS^T Q_i, over every query block",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: dQ set (=) instead of accumulated across key blocks",
+        [("dq[i][c] += scale * sum(", "dq[i][c] = scale * sum(")],
+        ["Gradients, ragged tiles"],
+        FA2_BACKWARD + ": dQ_i <- dQ_i + dS K_j (an atomic add), over every key block",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: the causal mask dropped from the recomputed scores (masked P not 0)",
+        [
+            (
+                "attention_score(scale, q[i], k[j], i, j) if not causal or j <= i + offset else -math.inf\n",
+                "attention_score(scale, q[i], k[j], i, j)\n",
+            )
+        ],
+        ["Gradients, causal"],
+        FA2_BACKWARD + "; flash-attn >= 2.1: causal mask aligned to the bottom right",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: causal mask aligned top-left (j <= i) instead of bottom-right",
+        [
+            (
+                "offset = n_k - n_q  # bottom-right causal mask: query i sees key j iff j <= i + offset\n    big_d",
+                "offset = 0\n    big_d",
+            )
+        ],
+        ["Gradients, causal"],
+        "flash-attn >= 2.1 README: causal mask aligned to the bottom right",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: P recomputed as exp(S), without subtracting L",
+        [("math.exp(x - lse[i])", "math.exp(x)")],
+        ["Gradients, one tile"],
+        FA2_BACKWARD + ": P_i = exp(S_i - L_i)",
+    ),
+    (
+        "online_softmax.md",
+        "flash_attention_backward: dP transposed (V dO^T: a row per key, not per query)",
+        [
+            (
+                "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for j in cols] for i in rows]",
+                "dp = [[sum(a * b for a, b in zip(d_o[i], v[j])) for i in rows] for j in cols]",
+            )
+        ],
+        ["Gradients, one tile"],
+        FA2_BACKWARD + ": dP_i = dO_i V_j^T",
     ),
     (
         "paged_attention.md",

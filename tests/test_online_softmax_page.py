@@ -12,7 +12,8 @@ pytest ``NUMBER``), with ``online_softmax`` bound to
 plus two half-finished versions of the starter, to show that each TODO has
 checks of its own. The same for exercise 2, ``flash_attention`` (the tile
 loop of FlashAttention-2, Algorithm 1), with ``online_softmax`` bound to the
-reference meanwhile (and the other way round), and its picture.
+reference meanwhile (and the other way round), and its picture; and for
+exercise 3, ``flash_attention_backward`` (FlashAttention-2, Algorithm 2).
 """
 
 from __future__ import annotations
@@ -64,7 +65,14 @@ EX2_CHECKS = [
     "Query that sees no key",
     "Causal, more queries",
 ]
-SETUP_LINES = 4 + 9
+EX3_CHECKS = [
+    "Gradients, one tile",
+    "Gradients, softmax scale",
+    "Gradients, ragged tiles",
+    "Gradients, causal",
+    "Autograd, 2 x 3",
+]
+SETUP_LINES = 4 + 9 + 12
 # With the starter, m stays -inf, so d stays 0: every row comes back as zeros
 # with logsumexp -inf. Only the fully masked row, whose right answer that is, passes.
 STARTER_FAILS = [name for name in ALL_CHECKS if name != "Fully masked row"]
@@ -83,8 +91,10 @@ def solution_code(n: int = 0) -> str:
 
 
 def define(code: str, name: str = "online_softmax"):
-    """Run a cell's code as the page does (its prints swallowed); return its ``name``."""
-    namespace: dict = {"__name__": "__lab__"}
+    """Run a cell's code as the page does (its prints swallowed); return its ``name``.
+
+    Exercise 3's cell tries itself on O and L from exercise 2's ``flash_attention``: the reference's here."""
+    namespace: dict = {"__name__": "__lab__", "flash_attention": ref.flash_attention}
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(code, "<exercise>", "exec"), namespace)
     return namespace[name]
@@ -94,10 +104,17 @@ def check_name(example: doctest.Example) -> str:
     return example.source.split("#", 1)[1].split(":", 1)[0].strip()
 
 
-def run_checks(online_softmax=ref.online_softmax, flash_attention=ref.flash_attention) -> tuple[list[str], list[str], list[str]]:
+def run_checks(
+    online_softmax=ref.online_softmax, flash_attention=ref.flash_attention, flash_attention_backward=ref.flash_attention_backward
+) -> tuple[list[str], list[str], list[str]]:
     """Run the page's checks with the page's own engine (labs.checks):
     (every example's status, failed check names, sources of examples that raised)."""
-    results = run_blocks(doctest_blocks(TEXT), {"online_softmax": online_softmax, "flash_attention": flash_attention})
+    names = {
+        "online_softmax": online_softmax,
+        "flash_attention": flash_attention,
+        "flash_attention_backward": flash_attention_backward,
+    }
+    results = run_blocks(doctest_blocks(TEXT), names)
     failed = [r.check.name for r in results if not r.check.setup and r.status != "passed"]
     crashed = [r.check.source for r in results if r.status == "error"]
     return [r.status for r in results], failed, crashed
@@ -107,7 +124,7 @@ def test_every_check_is_named_and_the_names_are_the_expected_ones():
     test = doctest.DocTestParser().get_doctest(TEXT, {}, PAGE.name, str(PAGE), 0)
     checks = [ex for ex in test.examples if ex.want]
     setup = [ex for ex in test.examples if not ex.want]
-    assert [check_name(ex) for ex in checks] == ALL_CHECKS + EX2_CHECKS
+    assert [check_name(ex) for ex in checks] == ALL_CHECKS + EX2_CHECKS + EX3_CHECKS
     assert all(re.search(r"#\s*[^:#]+:\s*\S", ex.source) for ex in checks)
     assert all("#" not in ex.source for ex in setup)  # set-up lines are not checks
     assert len(setup) == SETUP_LINES
@@ -127,13 +144,17 @@ def test_no_prompt_outside_fenced_blocks_and_every_block_is_a_doctest_block():
 
 
 def test_front_matter_binds_online_softmax_to_the_reference():
-    assert checks_use(PAGE) == {"online_softmax": ref.online_softmax, "flash_attention": ref.flash_attention}
+    assert checks_use(PAGE) == {
+        "online_softmax": ref.online_softmax,
+        "flash_attention": ref.flash_attention,
+        "flash_attention_backward": ref.flash_attention_backward,
+    }
 
 
 def test_all_checks_pass_on_the_reference():
     results, failed, crashed = run_checks(**checks_use(PAGE))
     assert (failed, crashed) == ([], [])
-    assert results == ["passed"] * (len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES)
+    assert results == ["passed"] * (len(ALL_CHECKS) + len(EX2_CHECKS) + len(EX3_CHECKS) + SETUP_LINES)
 
 
 def test_all_checks_pass_on_the_reference_solution():
@@ -155,7 +176,7 @@ def test_the_starter_runs_and_fails_exactly_the_checks_its_todos_own():
     results, failed, crashed = run_checks(online_softmax)
     assert crashed == []  # wrong answers, not exceptions
     assert failed == STARTER_FAILS
-    assert len(results) == len(ALL_CHECKS) + len(EX2_CHECKS) + SETUP_LINES and "not run" not in results
+    assert len(results) == len(ALL_CHECKS) + len(EX2_CHECKS) + len(EX3_CHECKS) + SETUP_LINES and "not run" not in results
 
 
 def code_lines(code: str) -> list[str]:
@@ -317,3 +338,89 @@ def test_a_reversed_alpha_is_named_by_the_first_failing_checks_hints():
 
 def test_exercise_2_dropdown_is_the_whole_cell():
     assert code_lines(ex2_with(1, 2, 3)) == [line for line in code_lines(solution_code(1))]
+
+
+# ------------------------------------------------------------------ exercise 3: flash_attention_backward
+
+EX3_TODOS = 7
+
+
+def ex3_solved_lines() -> list[str]:
+    """The reference solution's lines, less the ones that the starter's TODO lines replace."""
+    return code_lines(solution_code(2))
+
+
+def test_exercise_3_starter_runs_and_fails_exactly_its_own_checks():
+    starter = exercise_code(2)
+    assert starter.count("TODO") == EX3_TODOS and "import flash_attention_backward" not in starter
+    backward = define(starter, "flash_attention_backward")  # the cell runs at build time: it must not raise
+    results, failed, crashed = run_checks(flash_attention_backward=backward)
+    assert crashed == [] and "not run" not in results  # wrong answers (every gradient 0), not exceptions
+    assert failed == EX3_CHECKS  # exercises 1 and 2 pass against the reference meanwhile
+
+
+def test_exercise_3_reference_solution_passes_every_check_and_agrees_with_the_reference():
+    solution = solution_code(2)
+    assert "TODO" not in solution
+    backward = define(solution, "flash_attention_backward")
+    results, failed, crashed = run_checks(flash_attention_backward=backward)
+    assert (failed, crashed) == ([], []) and set(results) == {"passed"}
+    q, k, v = ([[math.sin(3 * i + c) for c in range(3)] for i in range(n)] for n in (6, 9, 9))
+    d_o = [[math.cos(i + 2 * c) for c in range(3)] for i in range(6)]
+    for causal in (False, True):
+        for bq, bk in ((1, 1), (2, 4), (4, 2), (6, 9), (7, 10)):
+            o, lse = ref.flash_attention(q, k, v, bq, bk, causal=causal, scale=0.6)
+            mine = backward(q, k, v, o, lse, d_o, bq, bk, causal=causal, scale=0.6)
+            theirs = ref.flash_attention_backward(q, k, v, o, lse, d_o, bq, bk, causal=causal, scale=0.6)
+            assert close(mine, theirs)  # sums taken tile by tile, in another order: equal to rounding
+    # A query that sees no key (causal, N_q > N_k): L = -inf, and no gradient from it.
+    o, lse = ref.flash_attention(q, k[:4], v[:4], 2, 3, causal=True)
+    assert lse[:2] == [-math.inf, -math.inf]
+    mine = backward(q, k[:4], v[:4], o, lse, d_o, 2, 3, causal=True)
+    assert mine[0][:2] == [[0.0] * 3] * 2 and close(
+        mine, ref.flash_attention_backward(q, k[:4], v[:4], o, lse, d_o, 2, 3, causal=True)
+    )
+
+
+def close(mine, theirs) -> bool:
+    """Same shapes, and every entry within 1e-12 (the gradients here are of order 1)."""
+    shapes = [[len(row) for row in x] for x in mine] == [[len(row) for row in x] for x in theirs]
+    return shapes and all(abs(a - b) <= 1e-12 for x, y in zip(mine, theirs) for ra, rb in zip(x, y) for a, b in zip(ra, rb))
+
+
+def test_exercise_3_solution_is_the_starter_with_the_todos_filled_in():
+    """Outside its TODOs (a comment and the placeholder line under it), the starter is the solution, line for line."""
+    starter = code_lines(exercise_code(2))
+    solution = ex3_solved_lines()
+    placeholders = [n for n, line in enumerate(starter) if "0.0" in line and line not in solution]
+    assert len(placeholders) == EX3_TODOS  # one placeholder line per TODO, in place of one line of the solution
+    assert len(starter) == len(solution)
+    assert [line for n, line in enumerate(starter) if n not in placeholders] == [
+        line for n, line in enumerate(solution) if n not in placeholders
+    ]
+
+
+def test_exercise_3_d_from_p_is_as_right_as_d_from_do_and_o():
+    """D_i = sum_j P_ij dP_ij (the softmax's backward, a whole row of P) equals rowsum(dO ∘ O): not a mistake."""
+    line = "    big_d = [sum(a * b for a, b in zip(d_o[i], o[i])) for i in range(n_q)]  # (N_q,) D_i = rowsum(dO ∘ O)\n"
+    from_p = (
+        "    big_d = [sum(math.exp(attention_score(scale, q[i], k[j], i, j) - lse[i]) * sum(a * b for a, b in zip(d_o[i], v[j]))\n"
+        "                 for j in range(n_k) if not causal or j <= i + offset) if lse[i] != -math.inf else 0.0\n"
+        "             for i in range(n_q)]  # (N_q,) D_i = sum_j P_ij dP_ij\n"
+    )
+    code = solution_code(2)
+    assert code.count(line) == 1
+    _, failed, crashed = run_checks(flash_attention_backward=define(code.replace(line, from_p), "flash_attention_backward"))
+    assert (failed, crashed) == ([], [])
+
+
+def test_exercise_3_checks_are_cheap():
+    """All of exercise 3's checks in well under a second in CPython (Pyodide runs them several times slower)."""
+    import time
+
+    blocks = doctest_blocks(TEXT)
+    started = time.perf_counter()
+    results = run_blocks(blocks[-1:], {"flash_attention_backward": ref.flash_attention_backward})
+    elapsed = time.perf_counter() - started
+    assert [r.check.name for r in results if not r.check.setup] == EX3_CHECKS
+    assert elapsed < 0.5, elapsed

@@ -8,7 +8,9 @@ Modules:
 
 - :mod:`labs.autograd` -- micrograd-style scalar autograd (Karpathy, 2020).
 - :mod:`labs.attention` -- softmax, online softmax (Milakov & Gimelshein,
-  2018) and tiled FlashAttention forward pass (Dao et al., 2022).
+  2018), tiled FlashAttention forward and backward passes (Dao et al., 2022;
+  Dao, 2023); :mod:`labs.attention_grads`, the references its backward pass is
+  checked against (central differences, and Lab 1's autograd).
 - :mod:`labs.paged_attention` -- PagedAttention block tables and a paged
   KV cache (Kwon et al., SOSP 2023).
 - Lab 4, a serving engine in the shape of vLLM v1 and nano-vLLM: :mod:`labs.scheduler`,

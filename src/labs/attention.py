@@ -662,6 +662,40 @@ def flash_attention(q, k, v, block_q: int, block_k: int, causal: bool = False, s
     return out, lse
 
 
+def check_backward_inputs(q, k, v, o, lse, d_o, causal, scale):
+    """The backward pass's inputs checked: q, k, v, causal, scale as ``attention`` takes them, and the forward's O, L and dO.
+
+    Args:
+        q: (N_q, d), k: (N_k, d), v: (N_k, d_v); causal, scale: as for ``attention``.
+        o: (N_q, d_v) the forward pass's output; lse: (N_q,) its logsumexp L, -inf
+            only for a query that sees no key (causal, N_q > N_k).
+        d_o: (N_q, d_v) the gradient of the loss with respect to O.
+    Returns:
+        (q, k, v, o, lse, d_o, scale): lists of float rows, lse a list of floats, scale a float.
+    Raises:
+        TypeError, ValueError: what ``check_attention_inputs`` raises; o or d_o not
+            N_q x d_v; lse not N_q long, NaN or +inf, or -inf for a query that sees keys.
+
+    >>> check_backward_inputs([[1.0]], [[2.0]], [[3.0]], [[3.0]], [2.0], [[1.0, 0.0]], False, None)
+    Traceback (most recent call last):
+    ValueError: d_o is 1 x 2; expected N_q x d_v = 1 x 1
+    """
+    q, k, v, scale = check_attention_inputs(q, k, v, causal, scale)
+    n_q, n_k, d_v = len(q), len(k), len(v[0])
+    o, d_o = _as_matrix(o, "o"), _as_matrix(d_o, "d_o")
+    for name, x in (("o", o), ("d_o", d_o)):
+        if len(x) != n_q or (x and len(x[0]) != d_v):
+            raise ValueError(f"{name} is {len(x)} x {len(x[0]) if x else 0}; expected N_q x d_v = {n_q} x {d_v}")
+    lse = as_logits(lse, "lse")
+    if len(lse) != n_q:
+        raise ValueError(f"lse has {len(lse)} entries; expected one per query, {n_q}")
+    offset = n_k - n_q  # bottom-right causal alignment, as in the forward pass
+    for i, x in enumerate(lse):
+        if x == NEG_INF and (not causal or i + offset >= 0):
+            raise ValueError(f"lse[{i}] is -inf but query {i} sees keys; expected the forward pass's logsumexp")
+    return q, k, v, o, lse, d_o, scale
+
+
 def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, causal: bool = False, scale=None):
     """Gradients of attention by recomputation, tile by tile (FlashAttention-2's backward pass).
 
@@ -698,19 +732,9 @@ def flash_attention_backward(q, k, v, o, lse, d_o, block_q: int, block_k: int, c
     ([0.731059, 0.268941], [0.196612, -0.196612])
     """
     check_block_sizes(block_q, block_k)
-    q, k, v, scale = check_attention_inputs(q, k, v, causal, scale)
+    q, k, v, o, lse, d_o, scale = check_backward_inputs(q, k, v, o, lse, d_o, causal, scale)
     n_q, n_k, d, d_v = len(q), len(k), len(k[0]), len(v[0])
-    o, d_o = _as_matrix(o, "o"), _as_matrix(d_o, "d_o")
-    for name, x in (("o", o), ("d_o", d_o)):
-        if len(x) != n_q or (x and len(x[0]) != d_v):
-            raise ValueError(f"{name} is {len(x)} x {len(x[0]) if x else 0}; expected N_q x d_v = {n_q} x {d_v}")
-    lse = as_logits(lse, "lse")
-    if len(lse) != n_q:
-        raise ValueError(f"lse has {len(lse)} entries; expected one per query, {n_q}")
     offset = n_k - n_q  # bottom-right causal alignment, as in the forward pass
-    for i, x in enumerate(lse):
-        if x == NEG_INF and (not causal or i + offset >= 0):
-            raise ValueError(f"lse[{i}] is -inf but query {i} sees keys; expected the forward pass's logsumexp")
     big_d = [sum(a * b for a, b in zip(d_o[i], o[i])) for i in range(n_q)]  # (N_q,) D = rowsum(dO ∘ O)
     dq = [[0.0] * d for _ in range(n_q)]  # (N_q, d)
     dk = [[0.0] * d for _ in range(n_k)]  # (N_k, d)

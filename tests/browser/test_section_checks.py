@@ -1,4 +1,4 @@
-"""A page with two exercises: the second exercise's checks get their own Check my code and count
+"""A page with several exercises: each later exercise's checks get their own Check my code and count
 beside them, and a cell whose latest run raised never lets the console say everything passed. On
 every lab, the first exercise is near the top and each exercise's Check bar right below it."""
 
@@ -22,47 +22,55 @@ def press_check(page, button):
     page.wait_for_function("n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT)
 
 
-def test_the_second_exercise_has_its_own_check_button_and_count(page, base_url):
+def test_each_later_exercise_has_its_own_check_button_and_count(page, base_url):
     text = read_page(f"{PAGE}.md")
     open_page(page, base_url, PAGE)
-    bar = page.locator(".pc-checks-bar")
-    assert bar.count() == 1  # one later section with checks: exercise 2's
-    # The bar sits in exercise 2's section, before its first check, below the console.
-    heading = bar.evaluate("""b => {
-        let s = b.closest('section');
-        while (!s.querySelector(':scope > h2')) s = s.parentElement.closest('section');
-        return s.querySelector(':scope > h2').textContent.replace('#', '').trim();
-    }""")
-    assert heading.startswith("Exercise 2")
-    assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
-        "c => c.getBoundingClientRect().top"
-    )
-    first, second = (len(names) for names in checks_by_exercise(read_page(f"{PAGE}.md")))
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == f"{second} checks here · not run yet"
+    bars = page.locator(".pc-checks-bar")
+    counts = [len(names) for names in checks_by_exercise(text)]
+    assert bars.count() == exercise_count(text) - 1 == len(counts) - 1  # one per later section with checks
+    headings = []
+    for n, count in enumerate(counts[1:], start=2):
+        bar = bars.nth(n - 2)
+        # The bar sits in exercise n's section, before its first check, below the console.
+        headings.append(
+            bar.evaluate("""b => {
+            let s = b.closest('section');
+            while (!s.querySelector(':scope > h2')) s = s.parentElement.closest('section');
+            return s.querySelector(':scope > h2').textContent.replace('#', '').trim();
+        }""")
+        )
+        assert headings[-1].startswith(f"Exercise {n}")
+        assert bar.evaluate("b => b.getBoundingClientRect().top") > page.locator(".pc-checks").evaluate(
+            "c => c.getBoundingClientRect().top"
+        )
+        assert bar.locator(".pc-checks-bar-summary").inner_text() == f"{count} checks here · not run yet"
 
-    press_check(page, bar.locator(".pc-run"))  # both exercises as the page gives them
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == f"0 / {second} of these checks passed"
-    assert bar.get_attribute("data-state") == "failed"
+    press_check(page, bars.first.locator(".pc-run"))  # every exercise as the page gives it
+    for n, count in enumerate(counts[1:]):
+        assert bars.nth(n).locator(".pc-checks-bar-summary").inner_text() == f"0 / {count} of these checks passed"
+        assert bars.nth(n).get_attribute("data-state") == "failed"
 
-    for n in (0, 1):
+    for n in range(exercise_count(text)):
         exercise = cell_index(f"{PAGE}.md", tag="exercise", n=n)
         set_code(page, exercise, reference_solution(text, n))
         run_and_wait(page, exercise)
-    press_check(page, bar.locator(".pc-run"))
-    assert bar.locator(".pc-checks-bar-summary").inner_text() == f"{second} / {second} of these checks passed"
+    press_check(page, bars.last.locator(".pc-run"))
+    for n, count in enumerate(counts[1:]):
+        assert bars.nth(n).locator(".pc-checks-bar-summary").inner_text() == f"{count} / {count} of these checks passed"
     total = check_count(f"{PAGE}.md")
     assert page.locator(".pc-checks-summary").inner_text() == f"{total} / {total} passed"
     parts = page.locator(".pc-checks-parts").inner_text()
-    assert parts.startswith("Of these: ") and parts.endswith(f": {first} / {first} · {heading}: {second} / {second}")
+    later = " · ".join(f"{heading}: {count} / {count}" for heading, count in zip(headings, counts[1:]))
+    assert parts.startswith("Of these: ") and parts.endswith(f": {counts[0]} / {counts[0]} · {later}")
     # The link goes up to the console, where each check and its hints are.
-    href = bar.locator("a.pc-checks-link").get_attribute("href")
+    href = bars.first.locator("a.pc-checks-link").get_attribute("href")
     assert href == "#" + page.locator(".pc-checks").get_attribute("id")
 
 
 def test_a_cell_that_raised_is_named_and_the_checks_do_not_pass(page, base_url):
     text = read_page(f"{PAGE}.md")
     open_page(page, base_url, PAGE)
-    exercises = [cell_index(f"{PAGE}.md", tag="exercise", n=n) for n in (0, 1)]
+    exercises = [cell_index(f"{PAGE}.md", tag="exercise", n=n) for n in range(exercise_count(text))]
     for n, index in enumerate(exercises):
         set_code(page, index, reference_solution(text, n))
         run_and_wait(page, index)
@@ -88,7 +96,7 @@ def test_a_cell_that_raised_is_named_and_the_checks_do_not_pass(page, base_url):
 def test_the_link_to_the_console_lands_with_its_head_below_the_sticky_bar(request, which, base_url):
     page = request.getfixturevalue(which)  # on a phone the bar sticks under Furo's header
     open_page(page, base_url, PAGE)
-    link = page.locator(".pc-checks-bar a.pc-checks-link")
+    link = page.locator(".pc-checks-bar a.pc-checks-link").first
     link.scroll_into_view_if_needed()
     link.click()
     page.wait_for_function("location.hash === '#' + document.querySelector('.pc-checks').id")
