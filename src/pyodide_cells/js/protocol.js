@@ -286,7 +286,7 @@ export function asRequest(data) {
   const msg = /** @type {any} */ (data);
   if (!msg || typeof msg !== "object" || !REQUEST_TYPES.has(msg.type) || !Number.isInteger(msg.id)) return null;
   if (msg.type === "run" && (typeof msg.code !== "string" || (msg.name !== undefined && typeof msg.name !== "string"))) return null;
-  if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((b) => typeof b === "string"))) return null;
+  if (msg.type === "check" && !(Array.isArray(msg.blocks) && msg.blocks.every((/** @type {unknown} */ b) => typeof b === "string"))) return null;
   if (msg.type === "complete" && !(typeof msg.code === "string" && Number.isInteger(msg.cursor) && msg.cursor >= 0 && msg.cursor <= msg.code.length)) return null;
   return msg;
 }

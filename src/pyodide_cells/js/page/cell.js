@@ -74,11 +74,6 @@ export class Cell {
     this.conflict = null;
     /** The cell's code box: the code the page was built with, then its editor. */
     this.input = /** @type {HTMLElement} */ (root.querySelector(".cell_input"));
-    this.build(this.input);
-  }
-
-  /** @param {HTMLElement} input */
-  build(input) {
     this.runButton = el("button", { type: "button", class: "pc-button pc-run", title: "Run this cell (Ctrl+Enter)", onclick: () => (this.page.isRunning(this) ? this.page.stop() : this.page.run(this)) }, "▶ Run");
     this.resetButton = el("button", { type: "button", class: "pc-button pc-reset", title: "Restore the original code", onclick: () => this.reset() }, "Reset");
     // The cell's name, the one number the page uses for it (protocol.cellName): the status bar's
@@ -93,15 +88,14 @@ export class Cell {
     // Keys typed in the editor are the editor's: Sphinx's page shortcuts
     // (arrows turn the page, "/" jumps to search) listen on the document.
     this.mount.addEventListener("keydown", (event) => event.stopPropagation());
-    input.before(toolbar, this.notes);
-    input.append(this.mount);
+    this.input.before(toolbar, this.notes);
+    this.input.append(this.mount);
     this.root.classList.add("pc-live");
     this.root.dataset.state = "idle";
     this.root.dataset.runs = "0";
     // The editor is made when its code is on the screen, or is used: a
     // page of ten editors made at once holds up the main thread while Python
     // loads. Until then the highlighted code the page was built with shows.
-    const pre = this.pre;
     if (pre) {
       pre.title = "Click to edit";
       pre.addEventListener("pointerdown", () => loadEditor().catch(() => {}), { once: true }); // a head start

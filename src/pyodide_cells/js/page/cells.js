@@ -185,7 +185,8 @@ function main() {
    * @param {string} code
    */
   const runCode = async (code) => {
-    const out = { stdout: "", stderr: "", /** @type {any[]} */ results: [], /** @type {any} */ error: null };
+    /** @type {{stdout: string, stderr: string, results: import("../protocol.js").MimeBundle[], error: import("../protocol.js").ErrorMessage | {traceback: string} | null}} */
+    const out = { stdout: "", stderr: "", results: [], error: null };
     const t0 = performance.now();
     const ended = await scheduler.runCode(code, {
       stream: (name, text) => (out[name] += text),

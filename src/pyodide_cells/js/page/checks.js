@@ -11,7 +11,7 @@ import { el, headingText } from "./util.js";
 /** A traceback is long: "raises PageFault: t=48 ..." says what matters. @param {string} text */
 export function brief(text) {
   if (!text || !text.startsWith("Traceback (most recent call last):")) return text;
-  const last = text.trim().split("\n").pop().trim();
+  const last = /** @type {string} split gives at least one part */ (text.trim().split("\n").pop()).trim();
   return `raises ${last.replace(/^[\w.]*\.(\w+:)/, "$1")}`;
 }
 
@@ -50,40 +50,6 @@ export class ChecksConsole {
     this.hintCounts = new Map();
     /** @type {SectionBar[]} a bar by each later section of checks (a second exercise's) */
     this.bars = [];
-    this.build(anchor);
-    this.buildSectionBars();
-  }
-
-  /**
-   * The page's doctest blocks are read in page order (pages.py), so the k-th
-   * block in the page is block k. Checks in a section other than the console's
-   * (a second exercise's) get a bar before that section's first block: its own
-   * Check my code, its own count, and a link up to the console.
-   */
-  buildSectionBars() {
-    const blocks = [...document.querySelectorAll("div.doctest-block")];
-    if (blocks.length !== this.page.blocks.length) return; // not the page the config was built from
-    /** @type {Map<Element, {title: string, first: Element, keys: Set<string>}>} */
-    const sections = new Map();
-    for (const c of this.page.checks) {
-      if (c.setup) continue;
-      const section = sectionOf(blocks[c.block]);
-      if (!section || section === sectionOf(this.root)) continue;
-      const entry = sections.get(section) || { title: headingOf(section), first: blocks[c.block], keys: new Set() };
-      entry.keys.add(key(c));
-      sections.set(section, entry);
-    }
-    if (!sections.size) return;
-    this.root.id ||= "assertion-console";
-    for (const { title, first, keys } of sections.values()) {
-      const bar = new SectionBar(title, keys, this.root.id, () => (this.run ? this.actions.stop() : this.check()));
-      first.before(bar.root);
-      this.bars.push(bar);
-    }
-  }
-
-  /** @param {HTMLElement} anchor */
-  build(anchor) {
     const checks = this.page.checks.filter((c) => !c.setup);
     // One button that is Stop while the checks wait or run: it keeps the focus
     // (a button that disables itself drops it to the page).
@@ -128,6 +94,35 @@ export class ChecksConsole {
     );
     this.summary.setAttribute("aria-live", "polite");
     (anchor.closest("div.doctest-block") || anchor).before(this.root);
+    this.buildSectionBars();
+  }
+
+  /**
+   * The page's doctest blocks are read in page order (pages.py), so the k-th
+   * block in the page is block k. Checks in a section other than the console's
+   * (a second exercise's) get a bar before that section's first block: its own
+   * Check my code, its own count, and a link up to the console.
+   */
+  buildSectionBars() {
+    const blocks = [...document.querySelectorAll("div.doctest-block")];
+    if (blocks.length !== this.page.blocks.length) return; // not the page the config was built from
+    /** @type {Map<Element, {title: string, first: Element, keys: Set<string>}>} */
+    const sections = new Map();
+    for (const c of this.page.checks) {
+      if (c.setup) continue;
+      const section = sectionOf(blocks[c.block]);
+      if (!section || section === sectionOf(this.root)) continue;
+      const entry = sections.get(section) || { title: headingOf(section), first: blocks[c.block], keys: new Set() };
+      entry.keys.add(key(c));
+      sections.set(section, entry);
+    }
+    if (!sections.size) return;
+    this.root.id ||= "assertion-console";
+    for (const { title, first, keys } of sections.values()) {
+      const bar = new SectionBar(title, keys, this.root.id, () => (this.run ? this.actions.stop() : this.check()));
+      first.before(bar.root);
+      this.bars.push(bar);
+    }
   }
 
   /**
@@ -183,11 +178,11 @@ export class ChecksConsole {
     } else {
       this.warnings.replaceChildren(); // they were about a run of the checks that is not shown now
       for (const item of this.items.values()) this.setItem(item, "pending", "");
-      const why = {
+      const why = /** @type {Partial<Record<Run["state"], string>>} */ ({
         interrupted: "Stopped: the checks did not finish. Press Check my code to run them again.",
         cancelled: `Not run: ${run.reason}. Press Check my code to run them.`,
         error: `Could not run the checks: ${run.reason || failure || "Python failed while running them"}`,
-      }[run.state] || "The checks did not run.";
+      })[run.state] || "The checks did not run.";
       this.summary.textContent = why;
       this.root.dataset.state = run.state === "error" ? "error" : "stopped";
       for (const bar of this.bars) bar.stopped(why);

@@ -237,9 +237,10 @@ export function typeKeys(view, entries) {
       KEY_COMMANDS[key]?.(view);
       continue;
     }
+    const typed = /** @type {string} an entry with no key (nor run: cell.js runs those) is text (keyhold.js) */ (text);
     const head = view.state.selection.main.head;
-    const bracket = text.length === 1 && !openingBracketInText(view.state, head, text) ? insertBracket(view.state, text) : null;
-    view.dispatch(bracket || { ...view.state.replaceSelection(text), userEvent: "input.type", scrollIntoView: true });
+    const bracket = typed.length === 1 && !openingBracketInText(view.state, head, typed) ? insertBracket(view.state, typed) : null;
+    view.dispatch(bracket || { ...view.state.replaceSelection(typed), userEvent: "input.type", scrollIntoView: true });
   }
 }
 

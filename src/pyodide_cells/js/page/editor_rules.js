@@ -14,6 +14,8 @@ import {
   IndentContext, ensureSyntaxTree, getIndentation, indentOnInput, indentService, indentString, indentUnit, syntaxTree,
 } from "@codemirror/language";
 
+/** @typedef {import("@lezer/common").SyntaxNode} SyntaxNode */
+
 // Python indents by 4 spaces (PEP 8), as every Python editor does; CodeMirror's
 // default unit is 2, which made hand-typed code fail with IndentationError.
 export const PYTHON_INDENT = "    ";
@@ -29,8 +31,9 @@ const BLOCK_EXIT = /^(Pass|Break|Continue|Return|Raise)Statement$/;
 export const dedentAfterBlockExit = indentService.of((cx, pos) => {
   if (cx.simulatedBreak !== pos) return undefined;
   const line = cx.lineAt(pos, -1);
-  const start = line.from + /^\s*/.exec(line.text)[0].length;
+  const start = line.from + /** @type {RegExpExecArray} it always matches */ (/^\s*/.exec(line.text))[0].length;
   const tree = syntaxTree(cx.state);
+  /** @type {SyntaxNode | null} */
   let node = tree.resolveInner(start, 1);
   while (node && !BLOCK_EXIT.test(node.name)) node = node.parent;
   if (!node || node.to > pos) return undefined;
@@ -115,7 +118,7 @@ const TEXT_NODES = new Set(["String", "FormatString", "Comment"]);
 export function openingBracketInText(state, pos, text) {
   if (text.length !== 1 || !"([{".includes(text)) return false;
   const tree = ensureSyntaxTree(state, pos, INDENT_PARSE_BUDGET_MS) ?? syntaxTree(state);
-  for (let node = tree.resolveInner(pos, -1); node; node = node.parent) {
+  for (let /** @type {SyntaxNode | null} */ node = tree.resolveInner(pos, -1); node; node = node.parent) {
     if (node.name === "FormatReplacement") return false;
     if (node.name === "FormatSpec") return true; // `f"{x:(^9}"`: after the colon, text again
     if (!TEXT_NODES.has(node.name)) continue;

@@ -10,13 +10,14 @@
 
 import { el, STATIC } from "./util.js";
 
+/** @type {Promise<any> | null} */
 let vizPromise = null;
 /** Graphviz in WASM, loaded on first use. @returns {Promise<any>} */
 export function loadViz() {
   if (!vizPromise) {
     vizPromise = new Promise((resolve, reject) => {
       const script = el("script", { src: new URL("viz/viz-global.js", STATIC).href });
-      script.onload = () => window.Viz.instance().then(resolve, reject);
+      script.onload = () => /** @type {NonNullable<typeof window.Viz>} the script defines it */ (window.Viz).instance().then(resolve, reject);
       script.onerror = () => reject(new Error("could not load Graphviz (viz-global.js)"));
       document.head.append(script);
     });
@@ -102,7 +103,7 @@ function applyZoom(frame, scale) {
     svg.style.maxWidth = `${svg.dataset.naturalWidth}px`;
   } else {
     svg.style.maxWidth = "none";
-    svg.style.width = `${parseFloat(svg.dataset.naturalWidth) * scale}px`;
+    svg.style.width = `${parseFloat(/** @type {string} draw() set it on every drawing */ (svg.dataset.naturalWidth)) * scale}px`;
   }
 }
 
@@ -148,8 +149,8 @@ export function upgradeGraph(figure, before) {
     const input = el("input", { type: "radio", name, value, checked: value === shown.view, onchange: () => { shown.view = value; draw(figure, frame, value, zoom); } });
     radios.append(el("label", {}, input, ` ${label}`));
   }
-  const setZoom = (value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = zoomText(value); };
-  const current = () => (zoom.value === "open" ? 1 : zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth) || 1) : zoom.value);
+  const setZoom = (/** @type {number | "fit"} */ value) => { zoom.value = value; applyZoom(frame, value); zoomLabel.textContent = zoomText(value); };
+  const current = () => (zoom.value === "open" ? 1 : zoom.value === "fit" ? (frame.querySelector("svg")?.getBoundingClientRect().width || 1) / (parseFloat(frame.querySelector("svg")?.dataset.naturalWidth || "") || 1) : zoom.value);
   const zoomLabel = el("span", { class: "lab-graph-zoom", "aria-live": "polite", text: zoomText(zoom.value) });
   zoom.opened = () => (zoomLabel.textContent = zoomText(zoom.value));
   const tools = el(
@@ -163,7 +164,7 @@ export function upgradeGraph(figure, before) {
       el("button", { type: "button", class: "pc-button", text: "Fit", "aria-label": "Fit the whole graph", onclick: () => setZoom("fit") })),
   );
   const caption = figure.querySelector("figcaption");
-  (caption || figure.firstChild).after(tools, frame);
+  /** @type {ChildNode} a GraphView's figure holds its table */ (caption || figure.firstChild).after(tools, frame);
   const table = figure.querySelector(".lab-graph-table");
   if (table) {
     const details = el("details", { class: "lab-graph-details" }, el("summary", { text: "Nodes as a table" }));

@@ -33,6 +33,9 @@ export class OutputArea {
      * @type {import("./graph.js").GraphShown[]}
      */
     this.graphsBefore = [];
+    // The counts of a run, declared for the checker: reset() sets them, here and as each run begins.
+    /** @type {number} */ this.streamChars;
+    /** @type {number} */ this.richChars;
     this.reset();
   }
 

@@ -100,7 +100,7 @@ async function answer(request) {
   const { id } = request;
   let started;
   try {
-    started = await ready;
+    started = await /** @type {Promise<import("./startup/index.js").Started>} set as the worker starts, before any request */ (ready);
   } catch (err) {
     post(protocol.error(id, "RuntimeError", "Python failed to start", `Python failed to start: ${messageOf(err)}`));
     post(protocol.done(id, "error", 0, null));

@@ -50,7 +50,7 @@ const now = () => performance.timeOrigin + performance.now();
  * Starts Python in this worker and makes its cell runner.
  * @param {Promise<protocol.InitMessage>} init  the page's init message, when it comes
  * @param {(msg: protocol.WorkerMessage) => void} post  sends a message to the page
- * @param {(kind: string, payload: string) => void} emit  the runner's one callback (protocol.js RunnerKind)
+ * @param {(kind: protocol.RunnerKind, payload: string) => void} emit  the runner's one callback
  * @param {() => void} [tick]  called now and then while Python runs code (ticking.js)
  * @returns {Promise<Started>}  rejects with what went wrong when Python cannot start
  */

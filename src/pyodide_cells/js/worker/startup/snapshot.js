@@ -120,7 +120,7 @@ export class SnapshotStore {
     this.prefix = `pyodide-cells-snapshot-${folder}-`;
     this.name = key ? `${this.prefix}${key}.bin` : "";
     const file = /** @type {any} */ (self).FileSystemFileHandle;
-    this.available = Boolean(this.name && self.navigator?.storage?.getDirectory && file?.prototype.createSyncAccessHandle);
+    this.available = Boolean(this.name && /** @type {Partial<StorageManager> | undefined} OPFS is newer than storage */ (self.navigator?.storage)?.getDirectory && file?.prototype.createSyncAccessHandle);
   }
 
   /**
