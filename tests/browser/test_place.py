@@ -18,9 +18,13 @@ pytestmark = pytest.mark.browser
 KEPT = "(n = 0) => performance.getEntriesByName('pyodide-cells:place-kept').length > n"
 # What the reader is looking at: the block of text at a point a third of the way down the screen.
 READING = """() => {
-  const at = document.elementFromPoint(Math.round(innerWidth / 2), Math.round(innerHeight / 3));
-  const cell = at?.closest('div.cell');
-  const block = cell || at?.closest('p, li, h1, h2, h3, figure, table, div.math, dl, div.highlight');
+  // The first block at or just below the point (it may fall in the margin between two blocks).
+  let at = null, cell = null, block = null;
+  for (let dy = 0; dy <= 120 && !block; dy += 12) {
+    at = document.elementFromPoint(Math.round(innerWidth / 2), Math.round(innerHeight / 3) + dy);
+    cell = at?.closest('div.cell') || null;
+    block = cell || at?.closest('p, li, h1, h2, h3, h4, figure, table, div.math, dl, div.highlight, details, div.admonition, blockquote') || null;
+  }
   if (!block) return null;
   // A block is named by its text and which of the blocks with that text it is: not by its index
   // among all elements of its tag, which moves as the runtime makes editors (DIVs) above it.

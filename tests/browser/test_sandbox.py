@@ -13,6 +13,7 @@ from tests.browser.helpers import (
     TIMEOUT,
     assert_stop_keeps_the_namespace,
     cell,
+    cell_index,
     editor,
     let_python_start,
     open_lab,
@@ -33,6 +34,20 @@ ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ["index", *LAB_NAMES, "runtime"]
 LAB_PAGES = LAB_NAMES
+
+# Lab 3's cells the held-keys tests type into, found by their code (the page's order changes as it is
+# laid out around its exercises): each is one case of what a learner types before CodeMirror is there.
+PA = "paged_attention"
+ERRORS = cell_index(f"{PA}.md", contains="for t in (48, -1):")  # "unchecked" and "would read slot" on later lines
+SHOW = cell_index(f"{PA}.md", contains="def show(manager):")
+DIAGRAM = cell_index(f"{PA}.md", contains="BLOCK_SIZE = 4")
+BATCH = cell_index(f"{PA}.md", contains='lengths = {"a": 10, "b": 7}')
+ATTENTION = cell_index(f"{PA}.md", contains="HEAD_DIM = 8")
+MEMORY = cell_index(f"{PA}.md", contains="NUM_SEQUENCES = 64")
+POOL = cell_index(f"{PA}.md", contains="pool = pa.BlockAllocator(num_blocks=2")
+EXERCISE = cell_index(f"{PA}.md", tag="exercise")
+LONG = cell_index(f"{PA}.md", contains="import copy")  # longer than CodeMirror's first parse
+SHARING = cell_index(f"{PA}.md", contains="import labs.block_sharing as sharing")
 
 
 def goto(page, base_url, name, wait_ready=True):
@@ -153,15 +168,14 @@ def test_stop_cancels_the_runs_queued_behind_the_running_cell(page, base_url):
 def test_a_click_on_the_code_before_its_editor_exists_puts_the_cursor_there(page, base_url):
     # Python held back: the editors on the screen wait for it, so the code is still the built one
     # (with a warm HTTP cache Python was ready, and the editor made, before the click).
-    held = while_python_starts(page, base_url, "paged_attention")
-    code = page.locator("div.cell.pc-live").nth(1).locator(".cell_input pre").first
-    line = code.locator("span").filter(has_text="unchecked").first  # line 7, not the first
+    held = while_python_starts(page, base_url, PA)
+    line = line_of(page, ERRORS, "unchecked")  # a later line, not the first
     line.click()
     page.keyboard.type("ZZZ")
     let_python_start(page, held)
     # CodeMirror may still be loading: the keys go in once the editor is there.
-    page.wait_for_function("window.pyodideCells.cell(1).code.includes('ZZZ')", timeout=TIMEOUT)
-    text = page.evaluate("window.pyodideCells.cell(1).code")
+    page.wait_for_function("i => window.pyodideCells.cell(i).code.includes('ZZZ')", arg=ERRORS, timeout=TIMEOUT)
+    text = code_of(page, ERRORS)
     first, rest = text.split("\n", 1)
     assert "ZZZ" not in first and "ZZZ" in rest
 
@@ -543,55 +557,55 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
     page.goto(f"{held_editor.base}/paged_attention.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
     url = page.url
-    cases = [1, 2, 3, 4, 5, 6, 7, 9, 11]
+    cases = [ERRORS, SHOW, DIAGRAM, BATCH, ATTENTION, MEMORY, POOL, LONG, SHARING]
     original = {i: original_of(page, i) for i in cases}
     clipboard = "navigator.clipboard.readText()"
     search = page.locator("input.sidebar-search")
 
     # 7: characters, Backspace and Enter go in at the spot clicked (line 3, not the first).
-    line_of(page, 7, "pool.free").click()
+    line_of(page, POOL, "pool.free").click()
     page.keyboard.type("ZZ Y")
     page.keyboard.press("Backspace")
     page.keyboard.press("Enter")
     page.keyboard.type("#")
     # 2: arrows and "/" are the page's shortcuts (they turn pages, search): not while held.
-    line_of(page, 2, "def show").click()
+    line_of(page, SHOW, "def show").click()
     for key in ["End", "ArrowLeft", "ArrowRight"]:
         page.keyboard.press(key)
     page.keyboard.type(" // 2")
     # 3: Ctrl+A selects the cell's code, not the page; Ctrl+C copies it; typing replaces it.
-    shown_code(page, 3).click()
+    shown_code(page, DIAGRAM).click()
     page.keyboard.press("Control+A")
-    assert page.evaluate("getSelection().toString()").strip() == original[3].strip()
+    assert page.evaluate("getSelection().toString()").strip() == original[DIAGRAM].strip()
     page.keyboard.press("Control+C")
-    assert page.evaluate(clipboard).strip() == original[3].strip()
+    assert page.evaluate(clipboard).strip() == original[DIAGRAM].strip()
     page.keyboard.type("x = 1")
     # 5: Ctrl+Z undoes what was held.
-    shown_code(page, 5).click()
+    shown_code(page, ATTENTION).click()
     page.keyboard.press("Control+A")
     page.keyboard.type("x = 1")
     page.keyboard.press("Control+Z")
     # 1: a double click (two clicks: each key is still typed once), then Ctrl+X takes that word.
-    line_of(page, 1, "unchecked").dblclick()
+    line_of(page, ERRORS, "unchecked").dblclick()
     word = page.evaluate("getSelection().toString()")
-    assert word.strip() and word in original[1]
+    assert word.strip() and word in original[ERRORS]
     page.keyboard.press("Control+X")
     assert page.evaluate(clipboard) == word
     page.keyboard.type("QQ")
     # 4: Ctrl+A, Ctrl+X: all of the code goes to the clipboard (pasted back below).
-    shown_code(page, 4).click()
+    shown_code(page, BATCH).click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Control+X")
-    assert page.evaluate(clipboard).strip() == original[4].strip()
+    assert page.evaluate(clipboard).strip() == original[BATCH].strip()
     # 6: Ctrl+Enter runs the cell, its bracket closed as the editor closes one.
-    shown_code(page, 6).click()
+    shown_code(page, MEMORY).click()
     page.keyboard.press("Control+A")
     page.keyboard.type("print(40 + 2")
     page.keyboard.press("Control+Enter")
     # 9, longer than CodeMirror's first parse: Enter after the call that ends it starts a new
     # statement; Ctrl+Home and Ctrl+End go to the code's start and end; "(" and "[" in a string stay open.
-    assert len(original[9]) > 3000 and original[9].rstrip("\n").endswith(")")
-    shown_code(page, 9).locator("span").filter(has_text=")").last.click()  # on the call that ends the cell
+    assert len(original[LONG]) > 3000 and original[LONG].rstrip("\n").endswith(")")
+    shown_code(page, LONG).locator("span").filter(has_text=")").last.click()  # on the call that ends the cell
     page.keyboard.press("End")
     page.keyboard.press("Enter")
     page.keyboard.type("y = 2")
@@ -601,7 +615,7 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
     page.keyboard.press("Enter")
     page.keyboard.type('s = "f(x" + str([1')
     # 11: keys go where the learner went: into the code, then into the search box.
-    shown_code(page, 11).click()
+    shown_code(page, SHARING).click()
     page.keyboard.type("a")
     search.click()
     page.keyboard.type("softmax")
@@ -610,8 +624,8 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
     held_editor.release()
     page.wait_for_function("ix => ix.every(i => window.pyodideCells.cell(i).hasEditor)", arg=cases, timeout=TIMEOUT)
 
-    wait_code(page, 7, "code.includes('ZZ ')")
-    lines, before = code_of(page, 7).split("\n"), original[7].split("\n")
+    wait_code(page, POOL, "code.includes('ZZ ')")
+    lines, before = code_of(page, POOL).split("\n"), original[POOL].split("\n")
     edited = next(i for i, line in enumerate(lines) if "ZZ " in line)
     assert edited > 0 and "pool.free" in before[edited]  # the line clicked, not the first
     prefix = lines[edited][: lines[edited].index("ZZ ")]
@@ -620,42 +634,42 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
     assert rest.startswith("#") and prefix + rest[1:] == before[edited]  # Enter split the line there
     assert len(lines) == len(before) + 1
 
-    wait_code(page, 2, "code.includes(' // 2')")
-    assert code_of(page, 2) == original[2].replace("def show(manager):", "def show(manager): // 2", 1)
+    wait_code(page, SHOW, "code.includes(' // 2')")
+    assert code_of(page, SHOW) == original[SHOW].replace("def show(manager):", "def show(manager): // 2", 1)
     assert page.url == url
 
-    wait_code(page, 3, "code === 'x = 1'")
-    wait_code(page, 5, "code.trim() === arg", original[5].strip())
-    wait_code(page, 1, "code.includes('QQ')")
-    assert code_of(page, 1).count("Q") == original[1].count("Q") + 2  # each key once
-    assert code_of(page, 1).replace("QQ", word, 1) == original[1]  # where the word was
-    wait_code(page, 4, "code === ''")
+    wait_code(page, DIAGRAM, "code === 'x = 1'")
+    wait_code(page, ATTENTION, "code.trim() === arg", original[ATTENTION].strip())
+    wait_code(page, ERRORS, "code.includes('QQ')")
+    assert code_of(page, ERRORS).count("Q") == original[ERRORS].count("Q") + 2  # each key once
+    assert code_of(page, ERRORS).replace("QQ", word, 1) == original[ERRORS]  # where the word was
+    wait_code(page, BATCH, "code === ''")
 
-    wait_cell(page, 6)
-    assert code_of(page, 6) == "print(40 + 2)"
-    assert cell(page, 6).locator(".cell_output").inner_text().strip() == "42"
+    wait_cell(page, MEMORY)
+    assert code_of(page, MEMORY) == "print(40 + 2)"
+    assert cell(page, MEMORY).locator(".cell_output").inner_text().strip() == "42"
 
-    wait_code(page, 9, "code.includes('str([1')")
-    lines = code_of(page, 9).rstrip("\n").split("\n")
-    assert lines[0] == "# top " + original[9].split("\n")[0]
+    wait_code(page, LONG, "code.includes('str([1')")
+    lines = code_of(page, LONG).rstrip("\n").split("\n")
+    assert lines[0] == "# top " + original[LONG].split("\n")[0]
     assert lines[-1] == 's = "f(x" + str([1])', lines[-3:]
     assert "y = 2" in lines[-3:], lines[-3:]  # at no indentation: a new statement
 
-    wait_code(page, 11, "code.length === arg", len(original[11]) + 1)
-    assert "softmax" not in code_of(page, 11)
+    wait_code(page, SHARING, "code.length === arg", len(original[SHARING]) + 1)
+    assert "softmax" not in code_of(page, SHARING)
     assert search.input_value() == "softmax"
     assert page.evaluate("document.activeElement.classList.contains('sidebar-search')")  # not taken back
     assert page.url == url
 
-    editor(page, 4).click()
+    editor(page, BATCH).click()
     page.keyboard.press("Control+V")
-    wait_code(page, 4, "code.trim() === arg", original[4].strip())
+    wait_code(page, BATCH, "code.trim() === arg", original[BATCH].strip())
 
 
 def test_while_codemirror_loads_a_saved_edit_shows_and_the_focus_stays_where_the_learner_went(page, held_editor):
     page.goto(f"{held_editor.base}/paged_attention.html")
     page.wait_for_function(READY, timeout=TIMEOUT)
-    set_code(page, 8, "print('my edit')")
+    set_code(page, EXERCISE, "print('my edit')")
     held_editor.hold()
     # The editor's chunk is in the HTTP cache now: a route (any) turns the cache off for this page,
     # so the reload asks the server for it again, and waits while it is held.
@@ -663,23 +677,23 @@ def test_while_codemirror_loads_a_saved_edit_shows_and_the_focus_stays_where_the
     page.reload()
     page.wait_for_function(READY, timeout=TIMEOUT)
     # The code shown before the editor is there is what Run would run, not the original.
-    assert shown_code(page, 8).inner_text().strip() == "print('my edit')"
-    original2 = original_of(page, 2)
+    assert shown_code(page, EXERCISE).inner_text().strip() == "print('my edit')"
+    original2 = original_of(page, SHOW)
     search = page.locator("input.sidebar-search")
     # Coming back to the code while it loads holds the keys again.
-    shown_code(page, 3).click()
+    shown_code(page, DIAGRAM).click()
     search.click()
-    shown_code(page, 3).click()
+    shown_code(page, DIAGRAM).click()
     page.keyboard.type("kkk")
     # A held Shift+Enter runs cell 1 and moves on to cell 2; the learner went elsewhere meanwhile.
-    line_of(page, 1, "would read slot").click()
+    line_of(page, ERRORS, "would read slot").click()
     page.keyboard.press("Shift+Enter")
     search.click()
     page.keyboard.type("sof")
-    assert editors_exist(page, [1, 2, 3, 8]) == [False] * 4
+    assert editors_exist(page, [ERRORS, SHOW, DIAGRAM, EXERCISE]) == [False] * 4
     held_editor.release()
-    page.wait_for_function("window.pyodideCells.cell(2).hasEditor", timeout=TIMEOUT)
+    page.wait_for_function("i => window.pyodideCells.cell(i).hasEditor", arg=SHOW, timeout=TIMEOUT)
     page.keyboard.type("tmax")
     assert search.input_value() == "softmax"  # the focus stayed there: cell 2 did not take it
-    assert code_of(page, 2) == original2
-    wait_code(page, 3, "code.includes('kkk')")
+    assert code_of(page, SHOW) == original2
+    wait_code(page, DIAGRAM, "code.includes('kkk')")
