@@ -115,6 +115,11 @@ def check_count(name: str) -> int:
 H2 = re.compile(r"^## ", re.M)
 
 
+def first_exercise_checks(name: str) -> list[str]:
+    """The names of the page's first exercise's checks: what its assertion console's head counts."""
+    return checks_by_exercise(read_page(name))[0]
+
+
 def checks_by_exercise(text: str) -> list[list[str]]:
     """The names of each exercise's checks, in page order: ``[exercise 1's, exercise 2's, ...]``.
 

@@ -319,7 +319,7 @@ def run_checks():
             failed.append(name)
     for name in failed:
         if name in _HINTS:
-            print(f"Hint for {name}: {_HINTS[name][0]}" + (" (more in its docstring above)" if len(_HINTS[name]) > 1 else ""))
+            print(f"Hint for {name}: {_HINTS[name][0]}" + (" (more hints: this file, in the docstring of the check)" if len(_HINTS[name]) > 1 else ""))
     print(f"{len(__test__) - len(failed)} / {len(__test__)} checks passed" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return failed
 '''

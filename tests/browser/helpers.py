@@ -7,6 +7,8 @@ runtime exposes (``data-pyodide-state``, a cell's ``data-runs`` and
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.pages import code_cells, read_page
@@ -152,6 +154,15 @@ def check(page):
     return {
         items.nth(i).locator(".pc-check-name").inner_text(): items.nth(i).get_attribute("data-status") for i in range(items.count())
     }
+
+
+def whole_page(page) -> str:
+    """The whole page's count, "passed / total", from the console's line under its head (a page
+    with later exercises: the head counts the first exercise's checks, each bar its own)."""
+    text = page.locator(".pc-checks-parts").inner_text()
+    match = re.match(r"The whole page: (\d+ / \d+) passed", text)
+    assert match, text
+    return match[1]
 
 
 def open_page(page, base_url, name):

@@ -54,8 +54,9 @@ export class ChecksConsole {
     // One button that is Stop while the checks wait or run: it keeps the focus
     // (a button that disables itself drops it to the page).
     this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick: () => (this.run ? this.actions.stop() : this.check()) }));
-    const before = this.last && this.last.total === checks.length ? ` (last time: ${this.last.passed} / ${this.last.total} passed)` : "";
-    this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet${before}` });
+    // What the last visit's checks found, for the whole page (the progress kept is the page's).
+    this.before = this.last && this.last.total === checks.length ? ` (last time: ${this.last.passed} / ${this.last.total} passed)` : "";
+    this.summary = el("span", { class: "pc-checks-summary", text: `${checks.length} checks · not run yet${this.before}` });
     this.list = el("ol", { class: "pc-checks-list" });
     checks.forEach((c, i) => {
       const item = el(
@@ -95,13 +96,21 @@ export class ChecksConsole {
     this.summary.setAttribute("aria-live", "polite");
     (anchor.closest("div.doctest-block") || anchor).before(this.root);
     this.buildSectionBars();
+    if (this.bars.length) this.summary.textContent = `${this.ownCount()} checks · not run yet${this.before}`;
+  }
+
+  /** How many checks are the console's own section's (the first exercise's), not a later bar's. */
+  ownCount() {
+    return this.items.size - this.bars.reduce((n, bar) => n + bar.keys.size, 0);
   }
 
   /**
    * The page's doctest blocks are read in page order (pages.py), so the k-th
    * block in the page is block k. Checks in a section other than the console's
    * (a second exercise's) get a bar before that section's first block: its own
-   * Check my code, its own count, and a link up to the console.
+   * Check my code, its own count, its checks' lines (moved from the console's
+   * list, with their hints) and a link up to the console, where the whole page's
+   * count and the notes about cells that raised are.
    */
   buildSectionBars() {
     const blocks = [...document.querySelectorAll("div.doctest-block")];
@@ -119,7 +128,8 @@ export class ChecksConsole {
     if (!sections.size) return;
     this.root.id ||= "assertion-console";
     for (const { title, first, keys } of sections.values()) {
-      const bar = new SectionBar(title, keys, this.root.id, () => (this.run ? this.actions.stop() : this.check()));
+      const lines = [...keys].map((k) => /** @type {HTMLElement} */ (this.items.get(k)));
+      const bar = new SectionBar(title, keys, lines, this.root.id, () => (this.run ? this.actions.stop() : this.check()));
       first.before(bar.root);
       this.bars.push(bar);
     }
@@ -159,6 +169,7 @@ export class ChecksConsole {
     } };
     const run = (this.run = this.actions.check(this.page.blocks, sink));
     delete this.root.dataset.stale;
+    for (const bar of this.bars) delete bar.root.dataset.stale;
     this.root.dataset.state = "running";
     this.summary.textContent = "Running your cells, then the checks…";
     for (const item of this.items.values()) this.setItem(item, "running", "");
@@ -198,6 +209,7 @@ export class ChecksConsole {
   codeChanged() {
     if (this.run || !this.runs || this.root.dataset.stale === "true") return;
     this.root.dataset.stale = "true";
+    for (const bar of this.bars) bar.root.dataset.stale = "true";
     for (const summary of [this.summary, ...this.bars.map((bar) => bar.summary)]) {
       summary.textContent += " · before your last change: press Check my code again";
     }
@@ -248,15 +260,15 @@ export class ChecksConsole {
       }[r.status];
       this.setItem(item, r.status, detail);
     }
-    const parts = this.bars.map((bar) => bar.show(passing));
-    if (parts.length) {
-      const own = this.items.size - this.bars.reduce((n, bar) => n + bar.keys.size, 0);
-      const ownPassed = passed - this.bars.reduce((n, bar) => n + [...bar.keys].filter((k) => passing.has(k)).length, 0);
-      this.parts.textContent = `Of these: ${[`${headingOf(sectionOf(this.root) || this.root)}: ${ownPassed} / ${own}`, ...parts].join(" · ")}`;
-    }
-    this.summary.textContent = `${passed} / ${this.items.size} passed${broken ? " · a cell raised an error: see above" : ""}`;
+    // The head counts this section's checks (the first exercise's): a learner who has finished it
+    // reads a pass, not the page's total with the next exercise's checks still to come.
+    const parts = this.bars.map((bar) => bar.show(passing, broken));
+    const own = this.ownCount();
+    const ownPassed = passed - this.bars.reduce((n, bar) => n + [...bar.keys].filter((k) => passing.has(k)).length, 0);
+    if (parts.length) this.parts.textContent = `The whole page: ${passed} / ${this.items.size} passed · ${parts.join(" · ")}`;
+    this.summary.textContent = `${ownPassed} / ${own} passed${broken ? " · a cell raised an error: see above" : ""}`;
     this.actions.checked(passed, this.items.size);
-    this.root.dataset.state = passed === this.items.size && !setupFailures.length && !broken ? "passed" : "failed";
+    this.root.dataset.state = ownPassed === own && !setupFailures.length && !broken ? "passed" : "failed";
   }
 }
 
@@ -287,10 +299,11 @@ class SectionBar {
   /**
    * @param {string} title  the section's heading
    * @param {Set<string>} keys  its checks (block:line)
-   * @param {string} consoleId  where all the results are
+   * @param {HTMLElement[]} lines  its checks' lines, with their hints (moved here from the console)
+   * @param {string} consoleId  where the whole page's count is
    * @param {() => void} onclick  check, or stop while the checks run
    */
-  constructor(title, keys, consoleId, onclick) {
+  constructor(title, keys, lines, consoleId, onclick) {
     this.keys = keys;
     this.title = title;
     this.button = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "pc-button pc-run", text: "Check my code", onclick }));
@@ -300,7 +313,8 @@ class SectionBar {
       el("div", { class: "pc-checks-head" },
         this.summary,
         this.button,
-        el("a", { href: `#${consoleId}`, class: "pc-checks-link", text: "each check, with hints, in the assertion console ↑" })));
+        el("a", { href: `#${consoleId}`, class: "pc-checks-link", text: "the whole page's count in the assertion console ↑" })),
+      el("ol", { class: "pc-checks-list" }, ...lines));
   }
 
   running() {
@@ -314,11 +328,14 @@ class SectionBar {
     this.summary.textContent = why;
   }
 
-  /** Count this section's passing checks; returns the part of the console's summary it makes. @param {Set<string>} passing */
-  show(passing) {
+  /**
+   * Count this section's passing checks; returns the part of the console's summary it makes.
+   * @param {Set<string>} passing @param {boolean} broken  a cell's latest run raised: not a pass
+   */
+  show(passing, broken) {
     const passed = [...this.keys].filter((k) => passing.has(k)).length;
-    this.summary.textContent = `${passed} / ${this.keys.size} of these checks passed`;
-    this.root.dataset.state = passed === this.keys.size ? "passed" : "failed";
+    this.summary.textContent = `${passed} / ${this.keys.size} of these checks passed${broken ? " · a cell raised an error: see the assertion console" : ""}`;
+    this.root.dataset.state = passed === this.keys.size && !broken ? "passed" : "failed";
     return `${this.title}: ${passed} / ${this.keys.size}`;
   }
 }
