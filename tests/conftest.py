@@ -301,3 +301,30 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "site_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
+
+
+class LongTestsFirst:
+    """Orders the tests once -m has deselected (trylast): the shares are of the tests that run."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        items[:] = long_tests_first(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def long_tests_first(items: list, workers: int) -> list:
+    """The tests in the order each worker should start them: pytest-xdist's `worksteal` gives each
+    of the `workers` a contiguous share of the list, so each share starts with its part of the
+    `long` tests (dealt in turn), then its part of the rest, in collection order. The run then
+    does not end on one worker's long test while the others are idle."""
+    long = [item for item in items if item.get_closest_marker("long")]
+    rest = [item for item in items if not item.get_closest_marker("long")]
+    workers = max(1, workers)
+    ordered = []
+    for w in range(workers):
+        share = rest[len(rest) * w // workers : len(rest) * (w + 1) // workers]
+        ordered += long[w::workers] + share
+    return ordered
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(LongTestsFirst(), "lab-long-tests-first")

@@ -284,6 +284,7 @@ def make_conflict(a, b, mine, theirs):
     return conflict
 
 
+@pytest.mark.long
 def test_a_cell_changed_in_both_tabs_asks_which_code_to_keep(two_tabs, base_url):
     a, b = two_tabs
     open_tabs([a, b], base_url)
@@ -377,6 +378,7 @@ PRINTED = sum(len(str(i)) + 1 for i in range(100_000)) + len("end\n")
 AT_END = "b => b.scrollTop + b.clientHeight >= b.scrollHeight - 30"
 
 
+@pytest.mark.long
 def test_long_output_keeps_the_page_short_and_follows_the_end(page, base_url, artifacts_dir):
     open_lab(page, base_url)
     type_code(page, EXERCISE, "for i in range(100_000): print(i)")

@@ -39,6 +39,7 @@ def check(page):
 
 
 @pytest.mark.parametrize("name", [n for n in LAB_NAMES if n != "micrograd"])  # micrograd's: test_micrograd_page.py
+@pytest.mark.long
 def test_starter_fails_and_reference_solution_passes_in_the_page(page, base_url, name):
     checks = check_count(f"{name}.md")
     open_page(page, base_url, name)

@@ -12,9 +12,9 @@ import re
 import pytest
 
 from labs.autograd import Value as ReferenceValue
-from tests.browser.helpers import TIMEOUT, cell, check, open_lab, run_and_wait, set_code, start_running, stop_and_read, whole_page
-from tests.browser.test_micrograd_page import CHECKS, passing
-from tests.pages import code_cells, exercise_code, first_exercise_checks, micrograd_solution, read_page, reference_solution
+from tests.browser.helpers import TIMEOUT, cell, open_lab, run_and_wait, set_code, start_running, stop_and_read
+from tests.browser.test_micrograd_page import passing
+from tests.pages import code_cells, exercise_code, micrograd_solution, read_page, reference_solution
 
 pytestmark = pytest.mark.browser
 TEXT = read_page("micrograd.md")
@@ -31,14 +31,13 @@ def solve_both(page):
     return run_and_wait(page, EXERCISE_2)
 
 
-def test_the_solution_passes_every_check_then_stop_ends_the_training_at_a_step_then_a_run_trains_the_network(
-    page, base_url, artifacts_dir
-):
-    """Exercise 1 solved, then exercise 2's reference: every check passes in the page. (That exercise
-    2's starter fails exercise 2's checks is held in CPython, tests/test_micrograd_page.py and
-    passing() below; the page's statuses for a starter, by test_complete_the_exercise_run_it_and_check_it.)
-    Then, on the same page, Stop mid-training keeps what trained and says at which step; a whole run
-    of the cell trains the learner's network to at least 95 %, with its progress line and its picture."""
+@pytest.mark.long
+def test_the_solution_runs_then_stop_ends_the_training_at_a_step_then_a_run_trains_the_network(page, base_url, artifacts_dir):
+    """Exercise 1 solved, then exercise 2's reference, run in the page. (That exercise 2's starter
+    fails exercise 2's checks is held in CPython, tests/test_micrograd_page.py and passing() below;
+    the page's statuses for a starter, by test_complete_the_exercise_run_it_and_check_it.) Then Stop
+    mid-training keeps what trained and says at which step; a whole run of the cell trains the
+    learner's network to at least 95 %, with its progress line and its picture."""
     assert (
         passing(micrograd_solution(), exercise_code(TEXT, 1))
         == passing(micrograd_solution())
@@ -50,11 +49,9 @@ def test_the_solution_passes_every_check_then_stop_ends_the_training_at_a_step_t
     loss = (1 - 3 * ref).relu() + ref**2 / 4 - (-ref).exp()
     loss.backward()
     assert f"loss = {loss.data:.6f}   dloss/dv = {ref.grad:.6f}" in out
-    results = check(page)
-    assert set(results.values()) == {"passed"}, results
-    own = len(first_exercise_checks("micrograd.md"))
-    assert page.locator(".pc-checks-summary").inner_text() == f"{own} / {own} passed"
-    assert whole_page(page) == f"{CHECKS} / {CHECKS}"
+    # That these two cells pass every check is held in CPython (passing(), above) and, for the checks
+    # in Pyodide, by tests/test_pyodide_suite.py; the page's Check my code on a solved exercise, by
+    # tests/browser/test_section_checks.py. The page's own part here: the training, on this Value.
 
     run_and_wait(page, TRAINING - 1)  # the network's classes
     start_running(page, TRAINING, CELLS[TRAINING][1])

@@ -59,6 +59,7 @@ def status_text(page) -> str:
     return page.locator(".pc-runtime-text").inner_text()
 
 
+@pytest.mark.long
 def test_one_visit_keeps_the_site_for_offline_use_and_isolates_it_on_a_plain_host(sw_page, site_dir, hosts, tmp_path):
     page = sw_page
     site = tmp_path / "site"
@@ -136,23 +137,29 @@ def copy_project(to: Path) -> Path:
     return to
 
 
-def build(project: Path, outdir: Path) -> None:
-    """Build the copy as `nox -s docs` does, without running the pages' cells and without the site's
-    start-up snapshot (what a new version changes for the service worker is the same; the snapshot
-    was the longest part of the build: a visit of the new version starts Python afresh)."""
+def start_build(project: Path, outdir: Path) -> subprocess.Popen:
+    """Build the copy as `nox -s docs` does, in the background, without running the pages' cells and
+    without the site's start-up snapshot (what a new version changes for the service worker is the
+    same; the snapshot was the longest part of the build: a visit of the new version starts Python
+    afresh). `finish_build` waits for it."""
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     options = ["-D", "nb_execution_mode=off", "-D", "pyodide_cells_site_snapshot=0", "-D", "suppress_warnings=myst-nb.lexer"]
-    proc = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", "conf", *options, "docs", str(outdir)],
         cwd=project,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def finish_build(proc: subprocess.Popen) -> None:
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+
+
+@pytest.mark.long
 def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, site_dir, hosts, tmp_path):
     page = sw_page
     # The first version is the site the tests use (built from these sources); the second is built
@@ -162,16 +169,17 @@ def test_a_rebuilt_site_is_offered_then_used_never_mixed(sw_page, site_dir, host
     shutil.copytree(site_dir, site)
     host = hosts(site)
     probe = "import labs\nprint(getattr(labs, 'BUILD_NOTE', 'first build'))"
-
-    page.goto(f"{host.base}/micrograd.html")
-    page.wait_for_function(READY, timeout=TIMEOUT)
-    set_code(page, 0, probe)
-    assert run_and_wait(page, 0).strip() == "first build"
-    page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
-
     init = project / "src" / "labs" / "__init__.py"
     init.write_text(init.read_text() + '\nBUILD_NOTE = "rebuilt"\n')
-    build(project, tmp_path / "rebuilt")
+    build = start_build(project, tmp_path / "rebuilt")  # while the learner visits the first version
+    try:
+        page.goto(f"{host.base}/micrograd.html")
+        page.wait_for_function(READY, timeout=TIMEOUT)
+        set_code(page, 0, probe)
+        assert run_and_wait(page, 0).strip() == "first build"
+        page.wait_for_function(OFFLINE_READY, timeout=TIMEOUT)
+    finally:
+        finish_build(build)
     shutil.rmtree(site)  # the host's folder is replaced by the new build, as a deploy does
     shutil.copytree(tmp_path / "rebuilt", site)
 

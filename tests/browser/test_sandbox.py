@@ -278,6 +278,7 @@ AFTER_SCROLL = """async () => {
 # One visit of each page at each size: the accessibility check, the screenshot, the width, and on
 # a lab page where the status bar is after a scroll (AFTER_SCROLL), were three visits and two more.
 @pytest.mark.parametrize("name", PAGES)
+@pytest.mark.long
 def test_every_page_on_desktop_passes_axe_fits_and_keeps_its_status_bar_in_view(page, base_url, artifacts_dir, name):
     goto(page, base_url, name)
     if page.locator("div.cell.pc-live").count():
@@ -419,6 +420,7 @@ OUTPUT_RUNS = [
 ]
 
 
+@pytest.mark.long
 def test_the_output_area_cuts_what_is_too_big_and_reads_as_a_terminal(page, base_url):
     open_lab(page, base_url)
     outputs = []

@@ -22,6 +22,7 @@ def press_check(page, button):
     page.wait_for_function("n => Number(document.querySelector('.pc-checks').dataset.runs) > n", arg=before, timeout=TIMEOUT)
 
 
+@pytest.mark.long
 def test_each_later_exercise_has_its_own_check_button_and_count(page, base_url):
     text = read_page(f"{PAGE}.md")
     open_page(page, base_url, PAGE)
@@ -70,6 +71,7 @@ def test_each_later_exercise_has_its_own_check_button_and_count(page, base_url):
     assert href == "#" + page.locator(".pc-checks").get_attribute("id")
 
 
+@pytest.mark.long
 def test_a_cell_that_raised_is_named_and_the_checks_do_not_pass(page, base_url):
     text = read_page(f"{PAGE}.md")
     open_page(page, base_url, PAGE)

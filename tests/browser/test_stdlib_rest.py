@@ -54,6 +54,7 @@ def lab_whose_rest(browser, base_url, answer, **context_options):
         context.close()
 
 
+@pytest.mark.long
 def test_first_output_waits_for_no_part_of_the_rest_and_an_early_import_fetches_it(browser, base_url):
     """The worker's own fetch of the rest is held back: the page still becomes ready, and a
     learner who types an import from the rest gets it (the import fetches the rest itself)."""
@@ -124,6 +125,7 @@ def test_the_rest_is_asked_for_once_the_first_run_has_ended_and_serves_only_the_
 
 
 @pytest.mark.parametrize("name", LAB_NAMES)
+@pytest.mark.long
 def test_every_cell_of_a_lab_page_runs_without_the_rest(browser, base_url, name):
     """What the build put in the start is what the pages import: running every cell of a
     lab with the learner's Run all asks for nothing from the rest (held back here). And Run all

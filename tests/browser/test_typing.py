@@ -163,6 +163,7 @@ TYPED_LINES = 6  # in all, from the last TODO up: enough for the levels of inden
 
 
 @pytest.mark.parametrize("name", LABS)
+@pytest.mark.long
 def test_typing_into_the_todos_of_the_first_exercise_then_ctrl_enter_runs_it(page, base_url, name):
     """The learner replaces each TODO of the page's first exercise with its lines, typed with
     auto-indent (from the end of the line above: Enter, then Backspace or Tab per level; TYPED_LINES
