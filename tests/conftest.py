@@ -186,6 +186,10 @@ class SharedContext:
         self.recorder: Recorder | None = None
         self.origins: set[str] = set()
         self.context.on("request", self._request)
+        # A blank tab kept open for the context's life: the storage is cleared through it after each
+        # test (a tab made for that each time cost each test a page).
+        self.blank = self.context.new_page()
+        self.cdp = self.context.new_cdp_session(self.blank)
 
     def _request(self, request) -> None:
         if self.recorder is not None and is_foreign(request.url):
@@ -203,18 +207,15 @@ class SharedContext:
         return page
 
     def end_test(self) -> None:
-        """Close the test's tabs, then clear the storage of every origin they visited."""
+        """Close the test's tabs (their pagehide handlers may still write to storage), then clear
+        the storage of every origin they visited, through the context's blank tab."""
         self.recorder = None
         for page in self.context.pages:
-            page.close()
-        if self.origins:
-            blank = self.context.new_page()
-            cdp = self.context.new_cdp_session(blank)
-            for origin in sorted(self.origins):
-                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
-            cdp.detach()
-            blank.close()
-            self.origins.clear()
+            if page is not self.blank:
+                page.close()
+        for origin in sorted(self.origins):
+            self.cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+        self.origins.clear()
 
 
 @pytest.fixture(scope="session")

@@ -64,11 +64,11 @@ def report(site_dir, tmp_path_factory) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_it_runs_in_pyodide(report):
+def it_runs_in_pyodide(report):
     assert report["platform"] == "emscripten" and report["python"].startswith("3.12")
 
 
-def test_every_lab_page_passes_its_checks_in_pyodide(report):
+def every_lab_page_passes_its_checks_in_pyodide(report):
     assert set(report["pages"]) == set(LABS)
     for page, results in report["pages"].items():
         assert len(results) >= 10, page
@@ -78,7 +78,7 @@ def test_every_lab_page_passes_its_checks_in_pyodide(report):
         assert failing == [], f"{page} in Pyodide: {failing}"
 
 
-def test_every_labs_doctest_passes_in_pyodide(report):
+def every_labs_doctest_passes_in_pyodide(report):
     modules = report["modules"]
     assert {"labs.autograd", "labs.attention", "labs.paged_attention", "labs.checks"} <= set(modules)
     assert sum(m["attempted"] for m in modules.values()) > 100
@@ -91,7 +91,7 @@ def error_of(run: dict) -> dict:
     return error
 
 
-def test_a_standard_library_module_pyodide_lacks_says_why_in_pyodide(report):
+def a_standard_library_module_pyodide_lacks_says_why_in_pyodide(report):
     """Moved from the browser (test_sandbox): the note is added by runner.py to Pyodide's own error."""
     run = report["runner"]["missing_stdlib"]
     assert run["status"] == "error"
@@ -101,7 +101,7 @@ def test_a_standard_library_module_pyodide_lacks_says_why_in_pyodide(report):
     assert "Run this code with Python on your computer." in error["traceback"], error
 
 
-def test_a_runaway_recursion_under_a_raised_limit_is_a_recursion_error_in_pyodide(report):
+def a_runaway_recursion_under_a_raised_limit_is_a_recursion_error_in_pyodide(report):
     """Moved from the browser (test_sandbox): the error is short, and the namespace survives it."""
     run = report["runner"]["deep_recursion"]
     error = error_of(run)
@@ -109,3 +109,13 @@ def test_a_runaway_recursion_under_a_raised_limit_is_a_recursion_error_in_pyodid
     assert error["traceback"].count("\n") < 200  # runner.py shortens it
     after = report["runner"]["after"]
     assert after["status"] == "ok" and after["events"][-1][1]["data"]["text/plain"] == "'still here'", after
+
+
+def test_the_labs_and_the_runner_in_pyodide(report):
+    """One test for the suite's one run of Pyodide in Node (with pytest-xdist, each worker that ran one
+    of several tests started Pyodide again): each part below fails with its own message."""
+    it_runs_in_pyodide(report)
+    every_lab_page_passes_its_checks_in_pyodide(report)
+    every_labs_doctest_passes_in_pyodide(report)
+    a_standard_library_module_pyodide_lacks_says_why_in_pyodide(report)
+    a_runaway_recursion_under_a_raised_limit_is_a_recursion_error_in_pyodide(report)

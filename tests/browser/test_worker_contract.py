@@ -88,13 +88,17 @@ def test_errors_checks_reset_and_interrupts(worker_page):
     after = worker_page.evaluate(ASK, {"type": "run", "id": 4, "code": "x"})
     assert after[0]["ename"] == "NameError"
 
-    # Stop: SIGINT in byte 0 of the interrupt buffer; the run ends "interrupted".
-    worker_page.evaluate("""() => {
-      window.contract.port.postMessage({ type: 'run', id: 5, code: 'while True:\\n    pass' });
-      setTimeout(() => { window.contract.interrupt[0] = 2; }, 300);
-    }""")
+    # Stop: SIGINT in byte 0 of the interrupt buffer; the run ends "interrupted". The byte is set once
+    # the run has begun (its first line arrived): a run starts by clearing a Stop meant for an earlier
+    # request, and a byte set by the clock could come before that on a loaded machine.
+    worker_page.evaluate(
+        "window.contract.port.postMessage({ type: 'run', id: 5, code: 'print(\"on\", flush=True)\\nwhile True:\\n    pass' })"
+    )
+    worker_page.wait_for_function("window.contract.replies.some((m) => m.id === 5 && m.type === 'stream')", timeout=TIMEOUT)
+    worker_page.evaluate("window.contract.interrupt[0] = 2")
     worker_page.wait_for_function("window.contract.replies.some((m) => m.id === 5 && m.type === 'done')", timeout=TIMEOUT)
     stopped = worker_page.evaluate("window.contract.replies.filter((m) => m.id === 5)")
+    stopped = [m for m in stopped if m["type"] != "stream"]  # "on" and its newline: one or two messages
     assert [m["type"] for m in stopped] == ["error", "done"]
     assert stopped[0]["ename"] == "KeyboardInterrupt" and stopped[1]["status"] == "interrupted"
 
