@@ -333,10 +333,15 @@ def test_ctrl_space_completes_from_the_live_namespace_and_waits_for_a_run(page, 
     page.keyboard.press("Enter")
     page.keyboard.type("Val")
     page.keyboard.press("Control+Space")
-    options = cell(page, GRAPH).locator(".cm-tooltip-autocomplete li")
-    options.first.wait_for(timeout=TIMEOUT)
-    assert options.all_inner_texts() == ["Value", "ValueError"]  # the learner's class, then the built-in
+    # Read as the list appears, and Enter at once: CodeMirror's default 75 ms before a list takes
+    # Enter put a new line under "Val" (it failed CI once).
+    listed = page.wait_for_function(
+        "() => [...document.querySelectorAll('.cm-tooltip-autocomplete li')].map((li) => li.innerText)"
+        ".filter(Boolean).join('|') || null",
+        timeout=TIMEOUT,
+    ).json_value()
     page.keyboard.press("Enter")
+    assert listed.split("|") == ["Value", "ValueError"]  # the learner's class, then the built-in
     assert box.locator(".cm-line").last.inner_text() == "Value"
     # An attribute of the learner's object, asked while Python is busy: the toolbar says it waits.
     page.keyboard.press("Enter")
@@ -345,6 +350,7 @@ def test_ctrl_space_completes_from_the_live_namespace_and_waits_for_a_run(page, 
     page.keyboard.press("Control+Space")
     status = cell(page, GRAPH).locator(".pc-cell-status")
     expect(status).to_have_text("Completion waits for code to end…")
+    options = cell(page, GRAPH).locator(".cm-tooltip-autocomplete li")
     options.first.wait_for(timeout=TIMEOUT)
     assert {"backward", "data", "grad", "tanh"} <= set(options.all_inner_texts())
     assert status.inner_text() != "Completion waits for code to end…"

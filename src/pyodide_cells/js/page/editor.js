@@ -102,7 +102,9 @@ function pythonCompletion(complete) {
     if (!answer || context.aborted || !answer.options.length) return null;
     return { from: answer.from, options: answer.options.map(({ label, type }) => ({ label, type })), validFor: /^\w*$/ };
   };
-  return autocompletion({ override: [source], activateOnTyping: false, icons: false });
+  // No interactionDelay: the list opens only when asked for, so Enter pressed at once is meant
+  // for it (with CodeMirror's 75 ms, an Enter within them put a new line under "Val" instead).
+  return autocompletion({ override: [source], activateOnTyping: false, icons: false, interactionDelay: 0 });
 }
 
 /**

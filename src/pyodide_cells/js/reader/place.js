@@ -5,7 +5,8 @@
 // loads. On these pages it often did not (headless Chromium, 390-1000 px wide:
 // after a reload, 4 of 6 pages came back at the top), and where it did, the
 // content above had changed height meanwhile (the micrograd graph, not drawn
-// yet, is 184 px shorter), so the reader was on another line. Here the place
+// yet, is 184 px shorter), so the reader was on another line; it is turned off
+// (history.scrollRestoration) wherever a place can be kept. Here the place
 // is kept per history entry as the section or cell nearest the top of the
 // screen and how far from it; it is put back once the page is parsed, again
 // once it has loaded, and whenever the page's height changes after that (a
@@ -99,6 +100,17 @@ function keptAt(key) {
  * and again after Back/Forward between entries of the page (its sections).
  */
 export function keepPlace() {
+  // The place is put back here, and only here: the browser's own restoring came after the
+  // page had loaded and put the place back, animated by the theme's smooth scrolling, to the
+  // old offset in pixels, which was on another line. Where no place can be kept (no storage),
+  // the browser's restoring is all there is.
+  try {
+    sessionStorage.setItem(`${PREFIX}probe`, "");
+    sessionStorage.removeItem(`${PREFIX}probe`);
+    history.scrollRestoration = "manual";
+  } catch {
+    // storage blocked or full: left to the browser
+  }
   let entry = entryName();
   let hash = location.hash;
   // Which entry is current: one named before (Back/Forward between this page's sections), a new
