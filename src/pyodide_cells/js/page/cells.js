@@ -3,7 +3,7 @@
 // editable cells that run on Pyodide in a Web Worker, and wires the parts:
 //
 //   kernel.js     the worker and its message port (protocol.js)
-//   scheduler.js  every run's state; Stop and Restart
+//   scheduler.js  every run's state; Stop and Restart (with runqueue.js, worker_lifecycle.js, worker_messages.js)
 //   statusbar.js  the bar: a view of the scheduler
 //   cell.js       a cell: toolbar, editor (editor.js, loaded on first use), output (output.js), saved edit (storage.js)
 //   checks.js     the assertion console; reader/progress.js keeps what it last found
@@ -119,7 +119,7 @@ function main() {
         check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),
         checked: (passed, total) => recordProgress(location.pathname, passed, total),
-        broken: () => cells.filter((cell) => !cell.auto && cell.root.dataset.state === "error").map((cell) => cell.describe()),
+        broken: () => cells.filter((cell) => !cell.auto && scheduler.cellState(cell.index) === "error").map((cell) => cell.describe()),
       }, readProgress(location.pathname))
     : null;
 
@@ -213,7 +213,7 @@ function main() {
      */
     cell: (index) => {
       const c = cells[index];
-      return { code: c.code, original: c.original, hasEditor: c.editor != null, state: c.root.dataset.state, runs: Number(c.root.dataset.runs) };
+      return { code: c.code, original: c.original, hasEditor: c.editor != null, state: scheduler.cellState(index), runs: scheduler.ended[index] };
     },
     /** Make the cell's editor now (as a click or the cell coming on the screen does); resolves once it is shown. */
     makeEditor: (/** @type {number} */ index) => cells[index].ensureEditor().then((view) => view.dom.isConnected),
