@@ -1,7 +1,7 @@
 // The run scheduler's transitions, driven with a fake transport and fake timers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Scheduler } from "../../src/pyodide_cells/js/page/scheduler.js";
+import { REASON, STOPPED, Scheduler, reasonText } from "../../src/pyodide_cells/js/page/scheduler.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 import { fakeTimers } from "./fake_timers.mjs";
 import { describe } from "../../src/pyodide_cells/js/page/statusbar.js";
@@ -341,4 +341,47 @@ test("a completion waits for the running cell, then asks Python; it runs no code
   // A request the worker would not understand is not one: a cursor outside the code.
   assert.equal(protocol.asRequest({ type: "complete", id: 3, code: "ab", cursor: 5 }), null);
   assert.equal(protocol.asRequest(protocol.complete(3, "ab", 2))?.type, "complete");
+});
+
+test("a run's cause is a code and its reason the code's words, looked up in one place", async () => {
+  const { s, timers } = setup();
+  ready(s);
+  s.runCell(1, cellAt);
+  s.stop();
+  const [first, second] = [s.latest.get(0), s.latest.get(1)];
+  assert.equal(second.cause, REASON.stoppedBeforeRun);
+  assert.equal(second.reason, reasonText(REASON.stoppedBeforeRun));
+  s.receive(protocol.done(first.id, "interrupted", 3, 2));
+  assert.equal(first.cause, REASON.stopped);
+  assert.equal(first.reason, STOPPED, "the words cell.js still compares are the code's words");
+  // Stop unanswered: the grace timer replaces the worker, and says why.
+  s.runCell(2, cellAt); // cell 1 first: it did not run
+  s.stop();
+  timers.fireUpTo(protocol.LIMITS.stopGraceMs);
+  assert.deepEqual([1, 2].map((i) => s.latest.get(i).cause), [REASON.stopUnanswered, REASON.stoppedBeforeRun]);
+  assert.equal(s.kernel.note, reasonText(REASON.stopUnanswered));
+  // A failed start: every run fails with the failed step's message as the detail.
+  s.receive(protocol.status("error", 0, "no network", 0));
+  const failed = await s.runCell(3, cellAt);
+  assert.equal(failed.cause, REASON.unavailable);
+  assert.equal(failed.reason, "Python is not available: no network");
+  // Restart after a failed start tries again: no note, the bar says it restarts.
+  s.restart();
+  assert.equal(s.kernel.note, "");
+  ready(s);
+  const ran = s.runCode("1", {});
+  done(s);
+  assert.equal((await ran).cause, REASON.none, "a run Python answered has no cause of the runtime's");
+  assert.equal((await ran).reason, "");
+});
+
+test("a cell's state is the scheduler's, read without the page: idle, then its latest run's", () => {
+  const { s } = setup();
+  assert.equal(s.cellState(0), "idle");
+  s.runCell(1, cellAt);
+  assert.deepEqual([0, 1, 2].map((i) => s.cellState(i)), ["queued", "queued", "idle"]);
+  ready(s);
+  assert.equal(s.cellState(0), "running");
+  s.receive(protocol.done(s.running.id, "error", 1, 1));
+  assert.deepEqual([s.cellState(0), s.cellState(1), s.ended[0]], ["error", "running", 1]);
 });
