@@ -123,7 +123,7 @@ def first_exercise_checks(name: str) -> list[str]:
 def checks_by_exercise(text: str) -> list[list[str]]:
     """The names of each exercise's checks, in page order: ``[exercise 1's, exercise 2's, ...]``.
 
-    As the page groups them (checks.js): the checks of one h2 section share a Check bar, the first
+    As the page groups them (checkbars.js): the checks of one h2 section share a Check bar, the first
     such section is the first exercise's and each later one the next exercise's. Raises ValueError
     when the page's sections with checks and its exercises do not pair up.
     """
