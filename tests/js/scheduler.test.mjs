@@ -1,7 +1,7 @@
 // The run scheduler's transitions, driven with a fake transport and fake timers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { REASON, STOPPED, Scheduler, reasonText } from "../../src/pyodide_cells/js/page/scheduler.js";
+import { REASON, Scheduler, reasonText } from "../../src/pyodide_cells/js/page/scheduler.js";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 import { fakeTimers } from "./fake_timers.mjs";
 import { describe } from "../../src/pyodide_cells/js/page/statusbar.js";
@@ -353,7 +353,7 @@ test("a run's cause is a code and its reason the code's words, looked up in one 
   assert.equal(second.reason, reasonText(REASON.stoppedBeforeRun));
   s.receive(protocol.done(first.id, "interrupted", 3, 2));
   assert.equal(first.cause, REASON.stopped);
-  assert.equal(first.reason, STOPPED, "the words cell.js still compares are the code's words");
+  assert.equal(first.reason, reasonText(REASON.stopped));
   // Stop unanswered: the grace timer replaces the worker, and says why.
   s.runCell(2, cellAt); // cell 1 first: it did not run
   s.stop();

@@ -5,8 +5,9 @@
 //   kernel.js     the worker and its message port (protocol.js)
 //   scheduler.js  every run's state; Stop and Restart (with runqueue.js, worker_lifecycle.js, worker_messages.js)
 //   statusbar.js  the bar: a view of the scheduler
-//   cell.js       a cell: toolbar, editor (editor.js, loaded on first use), output (output.js), saved edit (storage.js)
-//   checks.js     the assertion console; reader/progress.js keeps what it last found
+//   cell.js       a cell: toolbar (celltoolbar.js), editor (celleditor.js, editor.js loaded on first use),
+//                 output (output.js), saved edit (editsync.js, storage.js)
+//   checks.js     the assertion console (checklines.js, checkhints.js, checkbars.js); reader/progress.js keeps what it last found
 //   pagetools.js  Download .py / .ipynb (download.js) and Reset this page
 //
 // Cells keep their build-time outputs until they run. All cells of a page

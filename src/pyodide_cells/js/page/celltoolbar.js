@@ -7,7 +7,7 @@
 
 import { el } from "./util.js";
 import { cellName } from "../protocol.js";
-import { STOPPED } from "./scheduler.js";
+import { REASON } from "./reasons.js";
 import { describe } from "./statusbar.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler */
@@ -51,7 +51,7 @@ export function renderToolbar(cell, s) {
   } else if (state === "running") text = s.stopping ? "Stopping…" : "Running…";
   else if (state === "done" && run) text = `Ran in ${(run.answer?.ms ?? 0).toFixed(1)} ms`;
   else if (state === "error" && run) text = run.reason || "Failed: see the error below";
-  else if (state === "interrupted" && run) text = run.reason === STOPPED ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
+  else if (state === "interrupted" && run) text = run.cause === REASON.stopped ? "Stopped (KeyboardInterrupt)" : `Stopped: ${run.reason}`;
   else if (state === "cancelled" && run) text = `Cancelled: ${run.reason}`;
   if (run && cell.statusText.textContent !== text && !cell.editorFailed) cell.statusText.textContent = text;
   const busy = state === "running" || state === "queued";

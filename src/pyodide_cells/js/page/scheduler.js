@@ -34,11 +34,6 @@ import * as messages from "./worker_messages.js";
 
 export { FINAL } from "./runqueue.js";
 export { REASON, reasonText };
-/**
- * The words of REASON.stopped. Compare `run.cause === REASON.stopped` instead: this stays only
- * while a view still compares the words.
- */
-export const STOPPED = reasonText(REASON.stopped);
 
 export class Scheduler extends RunQueue {
   /**
