@@ -1,7 +1,9 @@
 // @ts-check
 // The output limits, from ../../limits.json, the one file the Python cell
 // runner (python/runner.py) reads too: what the page shows, what the runner
-// sends, and how long Stop waits are decided in one place.
+// sends, and how long Stop waits are decided in one place. Both calls below are
+// marked pure: esbuild cannot prove a spread free of effects, and kept the limits
+// in every bundle that uses none of them (boot.js, nav.js, sw.js).
 
 import LIMITS_JSON from "../../limits.json" with { type: "json" };
 
@@ -11,4 +13,4 @@ import LIMITS_JSON from "../../limits.json" with { type: "json" };
  *   streamFlushChars: number, streamFlushMs: number, streamEagerMessages: number, stopGraceMs: number, stopResendMs: number,
  *   siteSnapshotBudgetMs: number}}
  */
-export const LIMITS = /* @__PURE__ */ Object.freeze({ ...LIMITS_JSON });
+export const LIMITS = /* @__PURE__ */ Object.freeze(/* @__PURE__ */ Object.assign({}, LIMITS_JSON));
