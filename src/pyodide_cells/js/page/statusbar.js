@@ -1,13 +1,13 @@
 // @ts-check
 // The runtime's status bar: a view of the scheduler (what Python is doing,
 // what waits) with Stop, Run all and Restart. It keeps no state of its own
-// beyond its elements: render() draws it again from the scheduler. It is where
-// the page's Python state is published (protocol/pagestate.js): the
-// data-pyodide-state attribute on <html>, for CSS and tests, and an event on
-// each change, for scripts (offline/offline.js).
+// beyond its elements and the state it last published: render() draws it
+// again from the scheduler. It is where the page's Python state is published
+// (protocol/pagestate.js): the data-pyodide-state attribute on <html>, for CSS
+// and tests, and an event on each change, for scripts (offline/offline.js).
 
 import { el } from "./util.js";
-import { cellName, pyodideStateEvent } from "../protocol.js";
+import { PYODIDE_STATE_ATTRIBUTE, cellName, pyodideStateEvent } from "../protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 
@@ -98,7 +98,7 @@ export class StatusBar {
       this.text.title = text; // the bar shows two lines of it; the rest on hover or a long press
     }
     this.root.dataset.state = state;
-    document.documentElement.dataset.pyodideState = state; // protocol.PYODIDE_STATE_ATTRIBUTE
+    document.documentElement.setAttribute(PYODIDE_STATE_ATTRIBUTE, state);
     if (this.published !== state) {
       this.published = state;
       document.dispatchEvent(pyodideStateEvent(state));
