@@ -46,6 +46,7 @@ PYODIDE_VERSION = "0.26.2"
 # Everything the worker bundle is made from: a change in any of them is a new snapshot key.
 WORKER_SOURCES = (
     HERE / "js" / "protocol.js",
+    *sorted((HERE / "js" / "protocol").rglob("*.js")),
     *sorted((HERE / "js" / "worker").rglob("*.js")),
     HERE / "make_snapshot.mjs",
     HERE / "limits.json",

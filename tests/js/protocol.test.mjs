@@ -1,7 +1,7 @@
 // The protocol's messages, and what each side refuses.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 
 test("every request the page builds is accepted by the worker's check, and nothing else", () => {
@@ -87,4 +87,25 @@ test("the kinds the Python runner emits are the ones the protocol declares, and 
     const msg = protocol.runnerMessage(3, kind, { data, wait: false, ename: "E", evalue: "", traceback: "" });
     if (msg) assert.deepEqual(protocol.asWorkerMessage(msg), msg, kind);
   }
+});
+
+test("the page's Python state is published as an event the reader's code checks, not read back from the page", () => {
+  const target = new EventTarget();
+  const seen = [];
+  target.addEventListener(protocol.PYODIDE_STATE_EVENT, (event) => seen.push(protocol.asPyodideState(event)));
+  for (const state of ["loading", "ready", "running", "error"]) target.dispatchEvent(protocol.pyodideStateEvent(state));
+  assert.deepEqual(seen, ["loading", "ready", "running", "error"]);
+  for (const bad of [new Event(protocol.PYODIDE_STATE_EVENT), new CustomEvent(protocol.PYODIDE_STATE_EVENT, { detail: { state: "done" } }),
+    new CustomEvent("other", { detail: { state: "ready" } })]) {
+    assert.equal(protocol.asPyodideState(bad), null, bad.type);
+  }
+  assert.equal(protocol.PYODIDE_STATE_ATTRIBUTE, "data-pyodide-state"); // cells.css and the browser tests name it
+});
+
+test("the entry point re-exports every part of the contract, and each part is one file of protocol/", () => {
+  const dir = new URL("../../src/pyodide_cells/js/protocol/", import.meta.url);
+  const entry = readFileSync(new URL("../protocol.js", dir), "utf8");
+  const parts = readdirSync(dir).filter((name) => name.endsWith(".js"));
+  assert.deepEqual(parts.sort(), [...entry.matchAll(/export \* from "\.\/protocol\/([a-z]+\.js)"/g)].map((m) => m[1]).sort());
+  for (const name of parts) assert.ok(readFileSync(new URL(name, dir), "utf8").split("\n").length <= 300, name);
 });

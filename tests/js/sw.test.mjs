@@ -1,11 +1,22 @@
 // The service worker (sw.js), run in a context of its own with fake caches and a fake network:
-// it answers and keeps the guide's files only, passes every other request by, and removes itself.
+// it answers and keeps the guide's files only, passes every other request by, and removes itself;
+// it takes the page's messages as the protocol builds them, and nothing else.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import vm from "node:vm";
+import { buildSync } from "esbuild";
+import * as protocol from "../../src/pyodide_cells/js/protocol.js";
 
-const SOURCE = readFileSync(new URL("../../src/pyodide_cells/js/offline/sw.js", import.meta.url), "utf8");
+// Bundled as publish.py bundles it (it imports the protocol), with its constants left as globals.
+const SOURCE = buildSync({
+  entryPoints: [fileURLToPath(new URL("../../src/pyodide_cells/js/offline/sw.js", import.meta.url))],
+  bundle: true,
+  format: "iife",
+  target: "es2020",
+  write: false,
+  logLevel: "warning",
+}).outputFiles[0].text;
 const ORIGIN = "http://127.0.0.1:8000";
 const FILES = ["index.html", "micrograd.html", "deeper/index.html", "_static/pyodide/pyodide.asm.wasm"];
 
@@ -38,6 +49,7 @@ async function worker({ base = `${ORIGIN}/` } = {}) {
   const stores = new Map();
   const network = [];
   let unregistered = false;
+  let skippedWaiting = 0;
   const fetch = async (/** @type {Request | {url: string}} */ request) => {
     network.push(request.url);
     const response = new Response(`network: ${new URL(request.url).pathname}`, { status: 200, headers: { "Content-Type": "text/html" } });
@@ -61,7 +73,7 @@ async function worker({ base = `${ORIGIN}/` } = {}) {
     addEventListener: (/** @type {string} */ type, /** @type {Function} */ fn) => (handlers[type] = fn),
     registration: { unregister: async () => (unregistered = true) },
     clients: { claim: async () => {} },
-    skipWaiting: () => {},
+    skipWaiting: () => (skippedWaiting += 1),
   };
   const context = vm.createContext({
     self, caches, fetch, URL, Request, Response, Headers, console,
@@ -78,7 +90,16 @@ async function worker({ base = `${ORIGIN}/` } = {}) {
     handlers.fetch({ request: { url: new URL(path, ORIGIN).href, method: "GET", mode }, respondWith: (/** @type {Promise<Response>} */ p) => (answer = p) });
     return answer && (await answer);
   };
-  return { get, network, stores, unregistered: () => unregistered, keys: () => [...stores.values()].flatMap((s) => [...s.entries.keys()]) };
+  /** What the worker posts back to a page that sends it `data`. */
+  const message = (/** @type {unknown} */ data) => {
+    const answers = [];
+    handlers.message({ data, source: { postMessage: (/** @type {unknown} */ answer) => answers.push(answer) } });
+    return answers;
+  };
+  return {
+    get, message, network, stores, unregistered: () => unregistered, skippedWaiting: () => skippedWaiting,
+    keys: () => [...stores.values()].flatMap((s) => [...s.entries.keys()]),
+  };
 }
 
 test("the guide's files are answered from the cache, with the isolation headers, whatever their ?v=", async () => {
@@ -128,4 +149,19 @@ test("under a project's folder (GitHub Pages: /repo/), the files are the folder'
   assert.equal(await sw.get("/micrograd.html", "navigate"), null);
   assert.equal(await sw.get("/?unregister-sw", "navigate"), null); // another scope's address: not this worker's to act on
   assert.equal(sw.unregistered(), false);
+});
+
+test("the page's messages, built by the protocol: skip-waiting lets the new version take over, version is answered", async () => {
+  const sw = await worker();
+  assert.deepEqual(sw.message(protocol.skipWaiting()), []);
+  assert.equal(sw.skippedWaiting(), 1);
+  // structuredClone: postMessage's copy (and out of the worker's realm, whose objects are not this one's)
+  assert.deepEqual(structuredClone(sw.message(protocol.versionRequest())), [protocol.versionAnswer("v1")]);
+  assert.deepEqual(protocol.versionAnswer("v1"), { type: "version", version: "v1" });
+  for (const bad of [null, "skip-waiting", {}, { type: "skipWaiting" }, { type: "run", id: 1, code: "" }, protocol.versionAnswer("v0").version]) {
+    assert.deepEqual(sw.message(bad), [], JSON.stringify(bad));
+  }
+  assert.equal(sw.skippedWaiting(), 1, "only the protocol's skip-waiting makes the worker take over");
+  assert.equal(protocol.asServiceWorkerRequest({ type: "version", version: "v0" })?.type, "version");
+  assert.ok(sw.keys().length && [...sw.stores.keys()].every((name) => name.startsWith(protocol.CACHE_PREFIX)));
 });

@@ -11,6 +11,8 @@
 //   "removed"      the address had `?unregister-sw`: the worker and its caches are gone
 //                  (sw.js does the same when it answers that address; this is for a page it did not)
 
+import { CACHE_PREFIX, PYODIDE_STATE_EVENT, UNREGISTER_SW, asPyodideState, skipWaiting } from "../protocol.js";
+
 /** @param {string} state */
 const setState = (state) => {
   document.documentElement.dataset.offline = state;
@@ -28,24 +30,29 @@ const QUIET_MS = 2000;
  */
 function pageSettled() {
   return new Promise((resolve) => {
-    const html = document.documentElement;
     if (!document.querySelector("div.cell")) return resolve(undefined);
+    // The runtime says when its Python's state changes (protocol/pagestate.js); this module runs
+    // before cells.js (nav.js comes first on the page), so it hears the first change too.
+    /** @type {import("../protocol.js").PyodideState | null} */
+    let state = null;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer;
     const events = ["keydown", "pointerdown", "input"];
     const settled = () => {
-      observer.disconnect();
+      document.removeEventListener(PYODIDE_STATE_EVENT, changed);
       for (const type of events) window.removeEventListener(type, check, true);
       resolve(undefined);
     };
     const check = () => {
       clearTimeout(timer);
-      if (html.dataset.pyodideState === "ready" || html.dataset.pyodideState === "error") timer = setTimeout(settled, QUIET_MS);
+      if (state === "ready" || state === "error") timer = setTimeout(settled, QUIET_MS);
     };
-    const observer = new MutationObserver(check);
-    observer.observe(html, { attributes: true, attributeFilter: ["data-pyodide-state"] });
+    const changed = (/** @type {Event} */ event) => {
+      state = asPyodideState(event) ?? state;
+      check();
+    };
+    document.addEventListener(PYODIDE_STATE_EVENT, changed);
     for (const type of events) window.addEventListener(type, check, { capture: true, passive: true });
-    check();
   });
 }
 
@@ -76,7 +83,7 @@ function offerReload(waiting, message) {
     if (!waiting || waiting.state === "activated" || waiting.state === "redundant") return location.reload();
     reloading = true;
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload(), { once: true });
-    waiting.postMessage({ type: "skip-waiting" });
+    waiting.postMessage(skipWaiting());
   });
   note.replaceChildren(text, " ", button);
 }
@@ -121,9 +128,9 @@ function watch(registration) {
  */
 export async function keepOffline(root) {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return setState("unsupported");
-  if (new URLSearchParams(location.search).has("unregister-sw")) {
+  if (new URLSearchParams(location.search).has(UNREGISTER_SW)) {
     await (await navigator.serviceWorker.getRegistration(root.href))?.unregister();
-    for (const name of await caches.keys()) if (name.startsWith("lab-guide-")) await caches.delete(name); // sw.js's PREFIX
+    for (const name of await caches.keys()) if (name.startsWith(CACHE_PREFIX)) await caches.delete(name);
     return setState("removed");
   }
   await pageSettled();

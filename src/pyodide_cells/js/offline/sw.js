@@ -23,6 +23,8 @@
 //   no headers (GitHub Pages).
 
 /// <reference lib="webworker" />
+import { CACHE_PREFIX, UNREGISTER_SW, asServiceWorkerRequest, versionAnswer } from "../protocol.js";
+
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 
 /* global SW_VERSION, SW_FILES, SW_HEADERS */
@@ -32,8 +34,7 @@ const VERSION = SW_VERSION;
 const FILES = SW_FILES;
 /** @type {Record<string, string>} the isolation headers (serve.py's policy) */
 const HEADERS = SW_HEADERS;
-const PREFIX = "lab-guide-";
-const CACHE = `${PREFIX}${VERSION}`;
+const CACHE = `${CACHE_PREFIX}${VERSION}`;
 const BASE = new URL("./", sw.location.href);
 
 sw.addEventListener("install", (event) => {
@@ -49,15 +50,16 @@ sw.addEventListener("install", (event) => {
 sw.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
-      for (const name of await caches.keys()) if (name.startsWith(PREFIX) && name !== CACHE) await caches.delete(name);
+      for (const name of await caches.keys()) if (name.startsWith(CACHE_PREFIX) && name !== CACHE) await caches.delete(name);
       await sw.clients.claim();
     })(),
   );
 });
 
 sw.addEventListener("message", (event) => {
-  if (event.data?.type === "skip-waiting") sw.skipWaiting(); // the learner pressed Reload
-  if (event.data?.type === "version") event.source?.postMessage({ type: "version", version: VERSION });
+  const request = asServiceWorkerRequest(event.data);
+  if (request?.type === "skip-waiting") sw.skipWaiting(); // the learner pressed Reload
+  if (request?.type === "version") event.source?.postMessage(versionAnswer(VERSION));
 });
 
 /** The response, with the isolation headers added. @param {Response} response */
@@ -129,7 +131,7 @@ function page(title, text) {
 /** `?unregister-sw`: the worker removes itself and every cache of the guide, and says so. */
 async function unregister() {
   await sw.registration.unregister();
-  for (const name of await caches.keys()) if (name.startsWith(PREFIX)) await caches.delete(name);
+  for (const name of await caches.keys()) if (name.startsWith(CACHE_PREFIX)) await caches.delete(name);
   return page(
     "The guide's offline copy is removed",
     "This browser no longer keeps the guide, and its service worker no longer answers at this address. Opening a page of the guide again keeps it again once its Python has started.",
@@ -139,7 +141,7 @@ async function unregister() {
 sw.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  if (request.mode === "navigate" && url.origin === BASE.origin && url.pathname.startsWith(BASE.pathname) && url.searchParams.has("unregister-sw")) {
+  if (request.mode === "navigate" && url.origin === BASE.origin && url.pathname.startsWith(BASE.pathname) && url.searchParams.has(UNREGISTER_SW)) {
     event.respondWith(unregister());
     return;
   }

@@ -1,10 +1,13 @@
 // @ts-check
 // The runtime's status bar: a view of the scheduler (what Python is doing,
 // what waits) with Stop, Run all and Restart. It keeps no state of its own
-// beyond its elements: render() draws it again from the scheduler.
+// beyond its elements and the state it last published: render() draws it
+// again from the scheduler. It is where the page's Python state is published
+// (protocol/pagestate.js): the data-pyodide-state attribute on <html>, for CSS
+// and tests, and an event on each change, for scripts (offline/offline.js).
 
 import { el } from "./util.js";
-import { cellName } from "../protocol.js";
+import { PYODIDE_STATE_ATTRIBUTE, cellName, pyodideStateEvent } from "../protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 
@@ -44,6 +47,8 @@ export class StatusBar {
       kbd("Esc"), " then ", kbd("Tab"), " leaves the editor.",
     );
     this.readyText = "";
+    /** @type {import("../protocol.js").PyodideState | null} the state last published */
+    this.published = null;
   }
 
   /** Put the bar under the page's title (or before the first cell). */
@@ -93,7 +98,11 @@ export class StatusBar {
       this.text.title = text; // the bar shows two lines of it; the rest on hover or a long press
     }
     this.root.dataset.state = state;
-    document.documentElement.dataset.pyodideState = state;
+    document.documentElement.setAttribute(PYODIDE_STATE_ATTRIBUTE, state);
+    if (this.published !== state) {
+      this.published = state;
+      document.dispatchEvent(pyodideStateEvent(state));
+    }
     this.progress.hidden = kernel.state !== "loading";
     this.progress.max = kernel.steps;
     this.progress.value = kernel.step;
