@@ -157,6 +157,12 @@ def test_a_cell_run_while_another_runs_says_what_it_waits_for(page, base_url):
     set_code(page, EXERCISE, "while True:\n    pass")
     cell(page, EXERCISE).locator(".pc-run").click()
     page.wait_for_function(f"document.querySelectorAll('div.cell.pc-live')[{EXERCISE}].dataset.state === 'running'")
+    # A script that follows Python's state from now on asks for it, and is told (protocol/pagestate.js).
+    told = page.evaluate("""() => new Promise((told) => {
+      document.addEventListener('pyodide-cells:state', (event) => told(event.detail.state), {once: true});
+      document.dispatchEvent(new Event('pyodide-cells:state-ask'));
+    })""")
+    assert told == "running"
     set_code(page, LATER, "print('later')")
     cell(page, LATER).locator(".pc-run").click()
     assert cell(page, LATER).get_attribute("data-state") == "queued"

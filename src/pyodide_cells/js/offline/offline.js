@@ -11,7 +11,7 @@
 //   "removed"      the address had `?unregister-sw`: the worker and its caches are gone
 //                  (sw.js does the same when it answers that address; this is for a page it did not)
 
-import { CACHE_PREFIX, PYODIDE_STATE_EVENT, UNREGISTER_SW, asPyodideState, skipWaiting } from "../protocol.js";
+import { CACHE_PREFIX, PYODIDE_STATE_ASK, PYODIDE_STATE_EVENT, UNREGISTER_SW, asPyodideState, skipWaiting } from "../protocol.js";
 
 /** @param {string} state */
 const setState = (state) => {
@@ -31,8 +31,8 @@ const QUIET_MS = 2000;
 function pageSettled() {
   return new Promise((resolve) => {
     if (!document.querySelector("div.cell")) return resolve(undefined);
-    // The runtime says when its Python's state changes (protocol/pagestate.js); this module runs
-    // before cells.js (nav.js comes first on the page), so it hears the first change too.
+    // The runtime says when its Python's state changes (protocol/pagestate.js), and says it again
+    // when asked, should it have started before this module.
     /** @type {import("../protocol.js").PyodideState | null} */
     let state = null;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -53,6 +53,7 @@ function pageSettled() {
     };
     document.addEventListener(PYODIDE_STATE_EVENT, changed);
     for (const type of events) window.addEventListener(type, check, { capture: true, passive: true });
+    document.dispatchEvent(new Event(PYODIDE_STATE_ASK));
   });
 }
 

@@ -7,7 +7,7 @@
 // and tests, and an event on each change, for scripts (offline/offline.js).
 
 import { el } from "./util.js";
-import { PYODIDE_STATE_ATTRIBUTE, cellName, pyodideStateEvent } from "../protocol.js";
+import { PYODIDE_STATE_ASK, PYODIDE_STATE_ATTRIBUTE, cellName, pyodideStateEvent } from "../protocol.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./scheduler.js").Run} Run */
 
@@ -49,6 +49,8 @@ export class StatusBar {
     this.readyText = "";
     /** @type {import("../protocol.js").PyodideState | null} the state last published */
     this.published = null;
+    // A script that started following the state after it was first published asks for it again.
+    document.addEventListener(PYODIDE_STATE_ASK, () => this.published && document.dispatchEvent(pyodideStateEvent(this.published)));
   }
 
   /** Put the bar under the page's title (or before the first cell). */

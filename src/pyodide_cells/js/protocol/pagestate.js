@@ -6,9 +6,10 @@
 //   (cells.css) and the browser tests: no script reads it back.
 // - The event PYODIDE_STATE_EVENT, dispatched on `document` each time the state
 //   changes (page/statusbar.js, where the attribute is set), is how a script
-//   follows it (offline/offline.js). The first is dispatched when the runtime
-//   starts (cells.js, a module script): a listener that must see every change
-//   is added by a script that runs before it (nav.js comes first on the page).
+//   follows it (offline/offline.js).
+// - The event PYODIDE_STATE_ASK, dispatched on `document` by a script that starts
+//   following late, has the runtime dispatch its current state again: the order in
+//   which the page's scripts run does not matter (nav.js, then cells.js, today).
 
 /**
  * The state of a lab page's Python: starting, ready and idle, running a request, or failed to start
@@ -21,6 +22,9 @@
 export const PYODIDE_STATE_ATTRIBUTE = "data-pyodide-state";
 /** The event dispatched on `document` when the state changes; its `detail` is a PyodideStateDetail. */
 export const PYODIDE_STATE_EVENT = "pyodide-cells:state";
+
+/** The event that asks the runtime, if it has started, to dispatch its current state again (a plain Event). */
+export const PYODIDE_STATE_ASK = "pyodide-cells:state-ask";
 
 /** The event that says the state is now `state`. @param {PyodideState} state @returns {CustomEvent<PyodideStateDetail>} */
 export const pyodideStateEvent = (state) => new CustomEvent(PYODIDE_STATE_EVENT, { detail: { state } });
