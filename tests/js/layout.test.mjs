@@ -34,6 +34,16 @@ test("every folder of js files says what it holds and may import", () => {
   }
 });
 
+// Issue 36: a file a newcomer reads in one sitting, with one job. Past this, split it by job.
+const MAX_LINES = 300;
+
+test(`no file is over ${MAX_LINES} lines`, () => {
+  const long = FOLDERS.flatMap((folder) => readdirSync(join(JS, folder)).filter((n) => n.endsWith(".js")).map((n) => posix(join(folder, n))))
+    .map((file) => [file, readFileSync(join(JS, file), "utf8").split("\n").length])
+    .filter(([, lines]) => lines > MAX_LINES);
+  assert.deepEqual(long, []);
+});
+
 test("each file imports only its folder and what its README allows", () => {
   const wrong = [];
   let seen = 0;
