@@ -7,7 +7,7 @@
 //
 //   protocol/transport.js      the worker started, its port and `init`, Stop's interrupt buffer, ?plain-start
 //   protocol/requests.js       page -> worker: run, check, reset, complete
-//   protocol/messages.js       worker -> page: status (the boot steps), output, done, fatal
+//   protocol/messages.js       worker -> page: status (the boot steps), stream, display/result, clear, error, done, fatal
 //   protocol/runner.js         runner -> worker: the kinds python/runner.py emits
 //   protocol/limits.js         the output limits, from ../limits.json (the Python runner reads it too)
 //   protocol/serviceworker.js  page <-> service worker: skip-waiting, version
