@@ -47,6 +47,7 @@ def test_stop_during_check_my_code_stops_the_checks_and_leaves_every_button_usab
     button = console.locator(".pc-run")
     button.click()  # without running the cell first: Check runs the cells, then the checks
     page.wait_for_function("document.querySelector('.pc-runtime-text').textContent.includes('running the checks')", timeout=TIMEOUT)
+    assert console.locator(".pc-checks-summary").inner_text() == "Running the checks…"  # not a cell of the learner's
     assert button.inner_text() == "■ Stop"
     button.click()  # the console's own button is Stop while the checks run
     page.wait_for_function("document.querySelector('.pc-checks').dataset.runs === '1'", timeout=TIMEOUT)
@@ -70,6 +71,10 @@ def test_stop_while_the_cells_run_before_the_checks_cancels_the_checks(page, bas
     set_code(page, EXERCISE, "while True:\n    pass")
     page.locator(".pc-checks .pc-run").click()
     page.wait_for_function(f"document.querySelectorAll('div.cell.pc-live')[{EXERCISE}].dataset.state === 'running'")
+    # The console names the cell that does not end, under it and under each later exercise's bar.
+    waiting = f"Running cell {EXERCISE + 1}, then the checks…"
+    assert page.locator(".pc-checks-summary").inner_text() == waiting
+    assert set(page.locator(".pc-checks-bar-summary").all_inner_texts()) == {waiting}
     page.locator(".pc-runtime .pc-stop").click()
     page.wait_for_function("document.querySelector('.pc-checks').dataset.runs === '1'", timeout=TIMEOUT)
     wait_runs(page, EXERCISE, 1)  # the checks were cancelled at once; the cell ends when Python reads the signal

@@ -119,6 +119,7 @@ function main() {
     ? new ChecksConsole(firstBlock, { blocks: CONFIG.blocks, checks: CONFIG.checks }, {
         check: (blocks, sink) => scheduler.check(blocks, CONFIG.checksUse || [], cellAt, sink),
         stop: () => scheduler.stop(),
+        running: () => scheduler.running,
         checked: (passed, total) => recordProgress(location.pathname, passed, total),
         broken: () => cells.filter((cell) => !cell.auto && scheduler.cellState(cell.index) === "error").map((cell) => cell.describe()),
       }, readProgress(location.pathname))
@@ -127,6 +128,7 @@ function main() {
   scheduler.subscribe((s) => {
     bar.render(s, { startedAt, canInterrupt: kernel.canInterrupt, ranAny: s.finishedRuns > 0 });
     for (const cell of cells) cell.render(s);
+    checks?.render(s);
     if (s.kernel.state === "ready" && !performance.getEntriesByName("pyodide-cells:ready").length) performance.mark("pyodide-cells:ready");
     if (s.finishedRuns > 0 && !performance.getEntriesByName("pyodide-cells:first-output").length) performance.mark("pyodide-cells:first-output");
     startupEnded();

@@ -11,6 +11,7 @@
 import { el } from "./util.js";
 import { checkKey, makeLine, resultDetail, setLine } from "./checklines.js";
 import { makeSectionBars, setCheckButton } from "./checkbars.js";
+import { describe } from "./statusbar.js";
 
 /**
  * @typedef {import("./scheduler.js").Run} Run
@@ -23,7 +24,8 @@ export class ChecksConsole {
    * @param {HTMLElement} anchor  the page's first doctest block: the console goes before it
    * @param {{blocks: string[], checks: Check[]}} page  from the page's config (pages.py)
    * @param {{check: (blocks: string[], sink: import("./scheduler.js").Sink) => Run, stop: () => void,
-   *   checked: (passed: number, total: number) => void, broken?: () => string[]}} actions
+   *   checked: (passed: number, total: number) => void, broken?: () => string[], running: () => Run | null}} actions
+   *   `running`: the run Python is on now (the scheduler's)
    *   `broken`: the cells whose latest run raised (how the page names them): the checks then ran
    *   against what those cells defined before, if anything, and the console says so
    * @param {import("../reader/progress.js").Progress | null} last  what the checks found the last time they ran here
@@ -35,6 +37,8 @@ export class ChecksConsole {
     /** @type {Run | null} the checks' run while it waits or runs */
     this.run = null;
     this.runs = 0;
+    /** whether the results shown are of code changed since (the summary says so) */
+    this.stale = false;
     /** @type {Map<string, HTMLElement>} each check's line, by block and line number */
     this.items = new Map();
     /** @type {import("./checkbars.js").SectionBar[]} a bar by each later section of checks (a second exercise's) */
@@ -87,6 +91,7 @@ export class ChecksConsole {
       failure = msg.ename ? `${msg.ename}: ${msg.evalue}` : (msg.traceback || "").trim().split("\n").pop() || "";
     } };
     const run = (this.run = this.actions.check(this.page.blocks, sink));
+    this.stale = false;
     delete this.root.dataset.stale;
     for (const bar of this.bars) delete bar.root.dataset.stale;
     this.root.dataset.state = "running";
@@ -94,6 +99,7 @@ export class ChecksConsole {
     for (const item of this.items.values()) setLine(item, "running", "");
     this.setBusy(true);
     for (const bar of this.bars) bar.running();
+    this.render({ running: this.actions.running() }); // a cell may have started already, as the run was queued
     await run.ended;
     this.run = null;
     this.setBusy(false);
@@ -122,11 +128,29 @@ export class ChecksConsole {
   }
 
   /**
+   * While the checks wait for the cells they need, which one runs, and then that the checks run:
+   * an endless loop in an exercise showed only "Running your cells, then the checks…" here,
+   * with nothing to say which cell to fix (Stop ends it).
+   * @param {{running: Run | null}} s  the scheduler
+   */
+  render(s) {
+    if (!this.run) return;
+    const running = s.running;
+    const text = running === this.run ? "Running the checks…"
+      : running?.kind === "cell" ? `Running ${describe(running)}, then the checks…`
+        : "Running your cells, then the checks…";
+    for (const summary of [this.summary, ...this.bars.map((bar) => bar.summary)]) {
+      if (summary.textContent !== text) summary.textContent = text;
+    }
+  }
+
+  /**
    * A cell's code changed (an edit, a Reset): results shown are of the code
    * before it, and the summary says so until the checks run again.
    */
   codeChanged() {
-    if (this.run || !this.runs || this.root.dataset.stale === "true") return;
+    if (this.run || !this.runs || this.stale) return;
+    this.stale = true;
     this.root.dataset.stale = "true";
     for (const bar of this.bars) bar.root.dataset.stale = "true";
     for (const summary of [this.summary, ...this.bars.map((bar) => bar.summary)]) {
