@@ -5,6 +5,7 @@
 // has not scrolled up; past the limits (protocol.LIMITS) output is cut, and a
 // note below the box says how much.
 
+import { showing, shown } from "./displays.js";
 import { el, loadOnce } from "./util.js";
 import { LIMITS } from "../protocol.js";
 import { TerminalLine } from "./terminal.js";
@@ -154,8 +155,8 @@ export class OutputArea {
     this.clearIfAsked();
     this.stream = null;
     const box = this.bundleBox(data, kind, 0);
-    if (displayId !== undefined) box.dataset.displayId = displayId;
     this.element.append(box);
+    if (displayId !== undefined) shown(displayId, box);
   }
 
   /**
@@ -164,12 +165,11 @@ export class OutputArea {
    * output: Jupyter has cleared that when the run started, and it goes when the run ends.
    */
   updateBundle(/** @type {import("../protocol.js").MimeBundle} */ data, /** @type {"display" | "result"} */ kind, /** @type {string} */ displayId) {
-    for (const old of document.querySelectorAll(".cell_output .output[data-display-id]")) {
-      if (!(old instanceof HTMLElement) || old.dataset.displayId !== displayId) continue;
+    for (const old of showing(displayId)) {
       if (this.replacing && this.element.contains(old)) continue;
       const box = this.bundleBox(data, kind, shownChars.get(old) ?? 0);
-      box.dataset.displayId = displayId;
       old.replaceWith(box);
+      shown(displayId, box, old);
     }
   }
 
