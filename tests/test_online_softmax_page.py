@@ -90,6 +90,16 @@ def solution_code(n: int = 0) -> str:
     return nth_solution(TEXT, n)
 
 
+def passing_reference_solution(n: int, name: str):
+    """Exercise ``n``'s reference solution, from the page, once every check has passed on it: its ``name``."""
+    solution = solution_code(n)
+    assert "TODO" not in solution
+    defined = define(solution, name)
+    results, failed, crashed = run_checks(**{name: defined})
+    assert (failed, crashed) == ([], []) and set(results) == {"passed"}
+    return defined
+
+
 def define(code: str, name: str = "online_softmax"):
     """Run a cell's code as the page does (its prints swallowed); return its ``name``.
 
@@ -249,11 +259,7 @@ def test_exercise_2_starter_runs_and_fails_exactly_its_own_checks():
 
 
 def test_exercise_2_reference_solution_passes_every_check_and_agrees_with_the_reference():
-    solution = solution_code(1)
-    assert "TODO" not in solution
-    flash = define(solution, "flash_attention")
-    results, failed, crashed = run_checks(flash_attention=flash)
-    assert (failed, crashed) == ([], []) and set(results) == {"passed"}
+    flash = passing_reference_solution(1, "flash_attention")
     q, k, v = ([[math.sin(3 * i + c) for c in range(3)] for i in range(n)] for n in (6, 9, 9))
     for causal in (False, True):
         for bq, bk in ((1, 1), (2, 4), (4, 2), (6, 9), (7, 10)):
@@ -360,11 +366,7 @@ def test_exercise_3_starter_runs_and_fails_exactly_its_own_checks():
 
 
 def test_exercise_3_reference_solution_passes_every_check_and_agrees_with_the_reference():
-    solution = solution_code(2)
-    assert "TODO" not in solution
-    backward = define(solution, "flash_attention_backward")
-    results, failed, crashed = run_checks(flash_attention_backward=backward)
-    assert (failed, crashed) == ([], []) and set(results) == {"passed"}
+    backward = passing_reference_solution(2, "flash_attention_backward")
     q, k, v = ([[math.sin(3 * i + c) for c in range(3)] for i in range(n)] for n in (6, 9, 9))
     d_o = [[math.cos(i + 2 * c) for c in range(3)] for i in range(6)]
     for causal in (False, True):

@@ -26,7 +26,7 @@ from tests.browser.helpers import (
     wait_runs,
     while_python_starts,
 )
-from tests.pages import LAB_NAMES, first_exercise_checks
+from tests.pages import LAB_NAMES, exercise_count, first_exercise_checks, read_page
 from tests.plain_host import PlainHost
 
 pytestmark = pytest.mark.browser
@@ -293,9 +293,31 @@ def test_every_page_on_desktop_passes_axe_fits_and_keeps_its_status_bar_in_view(
     )
     assert violations == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    if name in LAB_PAGES:
+        assert_exercises_near_the_top_and_their_check_bars(page, name)
     page.screenshot(path=str(artifacts_dir / f"{name}-desktop.png"), full_page=True)
     if name in LAB_PAGES:
         assert_status_bar_in_view(page)
+
+
+SCREEN = 900  # px: the height of the `page` fixture's 1280 x 900 viewport
+
+
+def assert_exercises_near_the_top_and_their_check_bars(page, name):
+    """A learner meets the first exercise within three screens of reading, and presses Check my code
+    without scrolling past more than a screen of other material (issue 38)."""
+    page.evaluate("Promise.all([document.fonts.ready, window.pyodideCells.idle()]).then(() => undefined)")
+    # Exercise 1's bar is the console's head; each later exercise's is its section's bar, in page order.
+    exercises, bars = page.evaluate("""() => {
+        const y = (e) => [e.getBoundingClientRect().top + scrollY, e.getBoundingClientRect().bottom + scrollY];
+        return [[...document.querySelectorAll('div.cell.tag_exercise')].map(y),
+                [document.querySelector('section.pc-checks'), ...document.querySelectorAll('.pc-checks-bar')].map(y)];
+    }""")
+    assert len(exercises) == len(bars) == exercise_count(read_page(f"{name}.md"))
+    first_top = exercises[0][0]
+    assert first_top <= 3 * SCREEN, f"{name}: the first exercise starts at y = {first_top:.0f} px"
+    gaps = [bar_top - bottom for (_, bottom), (bar_top, _) in zip(exercises, bars)]
+    assert all(0 <= gap <= SCREEN for gap in gaps), f"{name}: px from each exercise to its Check bar: {gaps}"
 
 
 @pytest.mark.parametrize("name", PAGES)
