@@ -24,7 +24,7 @@ def wheel_fetch_ms(browser, base_url, profile):
     try:
         page = context.new_page()
         bench.throttle(context, page, profile)
-        page.goto(f"{base_url}/micrograd.html")
+        page.goto(f"{base_url}/micrograd.html", wait_until="commit")  # then Python ready: not the load event
         page.wait_for_function(READY, timeout=TIMEOUT)
     finally:
         context.close()
@@ -54,7 +54,7 @@ def test_the_worker_asks_for_the_standard_library_before_the_interpreters_javasc
     try:
         page = context.new_page()
         bench.throttle(context, page, "4G")
-        page.goto(f"{base_url}/micrograd.html")
+        page.goto(f"{base_url}/micrograd.html", wait_until="commit")  # then Python ready: not the load event
         page.wait_for_function(READY, timeout=TIMEOUT)
         assert page.evaluate("window.pyodideCells.restored") == ""
     finally:
