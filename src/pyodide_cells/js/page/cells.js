@@ -211,12 +211,13 @@ function main() {
     get finishedRuns() { return scheduler.finishedRuns; },
     /**
      * The cell `index` (from 0, page order) as plain values: the code it holds now and as the page
-     * gave it, whether its editor exists yet, its state and how many of its runs have ended.
+     * gave it, where its editor is ("none" yet, "loading", "failed" with no load under way, or
+     * "shown"), its state and how many of its runs have ended.
      * @param {number} index
      */
     cell: (index) => {
       const c = cells[index];
-      return { code: c.code, original: c.original, hasEditor: c.editor != null, state: scheduler.cellState(index), runs: scheduler.ended[index] };
+      return { code: c.code, original: c.original, editor: c.editor ? "shown" : c.editorReady ? "loading" : c.editorFailed ? "failed" : "none", state: scheduler.cellState(index), runs: scheduler.ended[index] };
     },
     /** Make the cell's editor now (as a click or the cell coming on the screen does); resolves once it is shown. */
     makeEditor: (/** @type {number} */ index) => cells[index].ensureEditor().then((view) => view.dom.isConnected),
