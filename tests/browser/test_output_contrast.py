@@ -1,18 +1,19 @@
 """Every output, build-time or live, is readable in Furo's light and dark themes.
 
-WCAG AA asks 4.5:1 between a text and what is behind it. Each test sets Furo's
-theme switch with its button, as a learner does, under an OS in light or dark
-mode, makes every kind of output a learner meets, and measures each text in the
-page: its colour and the colours painted behind it (backgrounds, translucent
-tints and dimmed outputs blended down to the canvas), through the WCAG
-relative-luminance formula.
+WCAG AA asks 4.5:1 between a text and what is behind it. The test makes every
+kind of output a learner meets, then, under an OS in light and in dark mode,
+sets Furo's theme switch to each of its three positions with its button, as a
+learner does, and measures each text in the page: its colour and the colours
+painted behind it (backgrounds, translucent tints and dimmed outputs blended
+down to the canvas), through the WCAG relative-luminance formula.
 
-In one page load per case: a cell is edited and the page reloaded (its
-build-time output is then marked stale and dimmed, under a note); one run of
-the exercise cell prints to stdout and stderr, displays a value, prints past the
-output limit (the cut note) and ends in a traceback; Check my code then fails
-its set-up (``Value`` is gone), so the console shows a warning, set-up errors
-and failed checks. Build-time outputs are measured on cells that did not run.
+In one page: a cell is edited and the page reloaded (its build-time output is
+then marked stale and dimmed, under a note); one run of the exercise cell
+prints to stdout and stderr, displays a value, prints past the output limit (the
+cut note) and ends in a traceback; the six cases are measured; Check my code
+then fails its set-up (``Value`` is gone), so the console shows a warning,
+set-up errors and failed checks, measured in the six cases again. Build-time
+outputs are measured on cells that did not run (Check my code runs them).
 """
 
 from __future__ import annotations
@@ -114,45 +115,56 @@ def edit(page, index):
 
 
 def set_theme(page, theme):
-    """Press Furo's theme button until it shows ``theme`` (it cycles auto, light, dark in an order set by the OS)."""
+    """Press Furo's theme button until it shows ``theme`` (it cycles auto, light, dark in an order set
+    by the OS), then wait for any colour transition to end: what is measured is what stays."""
     for _ in range(3):
         if page.evaluate("document.body.dataset.theme") == theme:
-            return
+            break
         page.locator(".theme-toggle:visible").first.click()
     assert page.evaluate("document.body.dataset.theme") == theme
+    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')", timeout=TIMEOUT)
 
 
 def measure(page, selectors):
     return page.evaluate(CONTRAST_JS, selectors)
 
 
-def check_contrast(found, kinds):
+def low_contrast(found, kinds):
+    """The kinds no text was found for, and one line per kind, element and colours below AA."""
     missing = sorted(set(kinds) - {f["kind"] for f in found})
-    assert not missing, f"no text found for {missing}: the page did not make them"
-    low = {}  # one line per kind, element and colours
+    low = {}
     for f in found:
         if f["ratio"] < AA:
             low.setdefault(f"{f['kind']}: {f['element']} {f['fg']} on {f['bg']} = {f['ratio']:.2f}:1", f["text"])
-    if low:
-        lines = [f"  {line}, e.g. {text!r}" for line, text in low.items()]
-        pytest.fail("text below WCAG AA (4.5:1):\n" + "\n".join(lines), pytrace=False)
+    return missing, [f"{line}, e.g. {text!r}" for line, text in low.items()]
 
 
-@pytest.mark.parametrize("os_scheme", ["light", "dark"])
-@pytest.mark.parametrize("theme", ["dark", "light", "auto"])
-def test_every_output_meets_wcag_aa(page, base_url, theme, os_scheme):
-    page.emulate_media(color_scheme=os_scheme)
+CASES = [(os_scheme, theme) for os_scheme in ("light", "dark") for theme in ("dark", "light", "auto")]
+
+
+def measure_every_case(page, selectors, problems):
+    """Measure ``selectors`` in each theme under each OS mode; what fails AA goes into ``problems``."""
+    for os_scheme, theme in CASES:
+        page.emulate_media(color_scheme=os_scheme)
+        set_theme(page, theme)
+        dark = theme == "dark" or (theme == "auto" and os_scheme == "dark")
+        page_bg = measure(page, {"page": "article h1"})[0]["bg"]
+        assert (int(page_bg[1:3], 16) < 128) == dark, f"theme {theme} under an OS in {os_scheme}: the page is {page_bg}"
+        missing, low = low_contrast(measure(page, selectors), selectors)
+        case = f"theme {theme}, OS in {os_scheme}"
+        problems += [f"  {case}: no text found for {kind}: the page did not make it" for kind in missing]
+        problems += [f"  {case}: {line}" for line in low]
+
+
+def test_every_output_meets_wcag_aa_in_each_theme_under_a_light_and_a_dark_os(page, base_url):
     page.goto(f"{base_url}/micrograd.html")
-    set_theme(page, theme)  # Furo keeps it (localStorage) for the reload below
+    set_theme(page, "dark")  # Furo keeps it (localStorage) for the reload below
     # An edit the learner did not run: after a reload its cell's build-time output is stale.
     edit(page, EDITED)
     page.keyboard.press("Control+End")
     page.keyboard.type("\n# edited, not run")
     page.reload()
-    assert page.evaluate("document.body.dataset.theme") == theme
-    dark = theme == "dark" or (theme == "auto" and os_scheme == "dark")
-    page_bg = measure(page, {"page": "article h1"})[0]["bg"]
-    assert (int(page_bg[1:3], 16) < 128) == dark, f"theme {theme} under an OS in {os_scheme}: the page is {page_bg}"
+    assert page.evaluate("document.body.dataset.theme") == "dark"
 
     page.wait_for_function(READY, timeout=TIMEOUT)
     edit(page, EXERCISE)
@@ -166,11 +178,13 @@ def test_every_output_meets_wcag_aa(page, base_url, theme, os_scheme):
         timeout=TIMEOUT,
     )
     assert cell(page, EXERCISE).get_attribute("data-state") == "error"  # ZeroDivisionError
-    found = measure(page, OUTPUTS)  # before Check my code, which runs the cells that have not run
+    problems: list[str] = []
+    measure_every_case(page, OUTPUTS, problems)  # before Check my code, which runs the cells that have not run
 
     page.locator(".pc-checks .pc-run").click()
     page.wait_for_function(
         "['passed', 'failed', 'error'].includes(document.querySelector('.pc-checks').dataset.state)", timeout=TIMEOUT
     )
-    found += measure(page, CONSOLE)
-    check_contrast(found, {*OUTPUTS, *CONSOLE})
+    measure_every_case(page, CONSOLE, problems)
+    if problems:
+        pytest.fail("text below WCAG AA (4.5:1), or not made:\n" + "\n".join(problems), pytrace=False)
