@@ -12,12 +12,12 @@ import functools
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.background import serve_in_background
 from tests.chromium import CHROMIUM, launch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,8 +54,7 @@ def base_url(site_dir) -> str:
     from pyodide_cells.serve import make_server
 
     server = make_server(site_dir, port=0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_background(server)
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
@@ -75,7 +74,7 @@ def own_server(site_dir):
         server = make_server(site_dir, port=0, quiet=True)
         handler = server.RequestHandlerClass  # functools.partial(SiteHandler, directory=...)
         server.RequestHandlerClass = functools.partial(customize(handler.func), *handler.args, **handler.keywords)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_background(server)
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import http.server
 import socket
-import threading
 from pathlib import Path
+
+from tests.background import serve_in_background
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -44,7 +45,7 @@ class PlainHost:
     def __init__(self, root: Path) -> None:
         self.server: PlainServer | None = PlainServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
 
     def stop(self) -> None:
         """The host is gone: nothing listens, and the connections the browser opened ahead are closed."""

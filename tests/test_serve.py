@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import threading
 import urllib.error
 import urllib.request
 
 import pytest
 
 from pyodide_cells.serve import is_versioned, make_server
+from tests.background import serve_in_background
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def site(tmp_path):
     (tmp_path / "_static" / "chunks" / "editor-AI747IJY.js").write_text("export const x = 1;")
     (tmp_path / "_static" / "labs-bytecode-560db9cd8129.zip").write_bytes(b"PK" + b"y" * 100)
     server = make_server(tmp_path, port=0, quiet=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
     server.shutdown()
     server.server_close()
@@ -253,7 +253,7 @@ def test_three_hundred_requests_at_once_are_queued_and_all_answered(site):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=300) as pool:
         socks = list(pool.map(connect, range(300)))  # raises TimeoutError for a dropped connection
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
 
         def answer(sock):
@@ -274,7 +274,7 @@ def test_a_client_that_stops_mid_request_is_dropped_after_the_timeout(site):
 
     _, root = site
     server = make_server(root, port=0, quiet=True, timeout=0.5)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         with socket.create_connection(server.server_address, timeout=10) as sock:
             sock.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
@@ -413,7 +413,7 @@ def test_a_client_that_trickles_its_headers_is_dropped_after_the_timeout(site):
 
     _, root = site
     server = make_server(root, port=0, quiet=True, timeout=1.0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         with socket.create_connection(server.server_address, timeout=10) as sock:
             sock.sendall(b"GET /index.html HTTP/1.1\r\n")
@@ -446,7 +446,7 @@ def test_an_idle_connection_waits_longer_than_a_stalled_request(site):
 
     _, root = site
     server = make_server(root, port=0, quiet=True, timeout=0.5, idle_timeout=3.0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         with socket.create_connection(server.server_address, timeout=10) as idle:
             # Wait for the server to close it: past `timeout` (0.5 s) it still has not.
@@ -570,7 +570,7 @@ def test_a_client_that_trickles_bytes_inside_a_header_line_is_dropped_while_othe
 
     _, root = site
     server = make_server(root, port=0, quiet=True, timeout=0.6)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with socket.create_connection(server.server_address, timeout=10) as sock:
@@ -603,7 +603,7 @@ def test_connections_past_the_cap_wait_then_get_a_503_with_headers(site, monkeyp
     monkeypatch.setattr(serve, "MAX_CONNECTIONS", 2, raising=False)
     monkeypatch.setattr(serve, "QUEUE_WAIT", 0.3, raising=False)
     server = make_server(root, port=0, quiet=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     try:
         idle = [socket.create_connection(server.server_address, timeout=10) for _ in range(2)]  # hold both slots
         reply = raw_reply(server.server_address, b"GET /index.html HTTP/1.0\r\n\r\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.background import serve_in_background
 from tests.browser.helpers import (
     READY,
     TIMEOUT,
@@ -531,7 +532,7 @@ class HeldEditor:
                 return super().send_head()
 
         self.server.RequestHandlerClass = functools.partial(Held, *handler.args, **handler.keywords)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_background(self.server)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def hold(self):
