@@ -6,8 +6,9 @@ zlib. So do the archives a page needs before its first output (:data:`ARCHIVES`)
 whose copy holds the same archive stored rather than deflated. Pyodide's
 WebAssembly is most of the bytes and the slowest to compress, so its copy (and
 the interpreter's JavaScript and lock file) starts when the build starts, in
-the background, and the rest follow when the pages are written. Results are cached by content under ``node_modules/.cache``: an
-unchanged file is compressed once per machine.
+the background, and the rest follow when the pages are written; each batch is
+shared between :data:`PROCESSES` Node processes. Results are cached by content
+under ``node_modules/.cache``: an unchanged file is compressed once per machine.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ EARLY = ("pyodide.asm.wasm", "pyodide.asm.js", "pyodide-lock.json")  # under _st
 # sequence holding the same members. The rest of the standard library is left
 # out: the worker checks its bytes against a SHA-256 (worker_boot.StdlibRest).
 ARCHIVES = ("pyodide/python_stdlib-*.zip", "wheels/labs-bytecode-*.zip", "wheels/*.whl")
+# Brotli at quality 11 keeps one core busy per file: two processes, so that the WebAssembly does not
+# hold the snapshot and the archives up behind it (the build's last minute, one core, on two).
+PROCESSES = 2
 
 
 def compressible(outdir: Path) -> list[Path]:
@@ -65,6 +69,19 @@ def stored(archive: Path, folder: Path) -> Path:
             member.external_attr = info.external_attr
             out.writestr(member, source.read(info))
     return copy
+
+
+def shares(files: list[Path], n: int) -> list[list[Path]]:
+    """``files`` dealt into at most ``n`` non-empty lists of about the same bytes: the largest first,
+    each to the list with the fewest bytes so far; a list keeps the order of ``files``."""
+    bins: list[list[Path]] = [[] for _ in range(max(1, n))]
+    sizes = [0] * len(bins)
+    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+        i = sizes.index(min(sizes))
+        bins[i].append(path)
+        sizes[i] += path.stat().st_size
+    order = {path: k for k, path in enumerate(files)}
+    return [sorted(b, key=order.__getitem__) for b in bins if b]
 
 
 def is_fresh(path: Path) -> bool:
@@ -117,29 +134,45 @@ class Compressing:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def start(app: Sphinx, files: list[Path]) -> list[Compressing]:
+    """Brotli copies of ``files`` on their way, in up to :data:`PROCESSES` processes."""
+    return [Compressing(app, share) for share in shares(files, PROCESSES)]
+
+
+def finish(batch: list[Compressing]) -> None:
+    """Wait for every process of ``batch``; if one fails, stop the others and raise its error."""
+    try:
+        for compressing in batch:
+            compressing.finish()
+    except BaseException:
+        kill(batch)
+        raise
+
+
+def kill(batch: list[Compressing]) -> None:
+    for compressing in batch:
+        compressing.kill()
+
+
 def on_builder_inited(app: Sphinx) -> None:
-    app.pyodide_cells_brotli = None
+    app.pyodide_cells_brotli = []
     if app.builder.format != "html":
         return
     static = Path(app.outdir) / "_static"
     # The site's start-up snapshot and the archives are early too: they are all written by now.
     candidates = [static / "pyodide" / name for name in EARLY] + sorted((static / "pyodide_cells").glob(SITE_SNAPSHOT_NAME))
     files = [path for path in candidates + archives(Path(app.outdir)) if path.is_file() and not is_fresh(path)]
-    if files:
-        app.pyodide_cells_brotli = Compressing(app, files)
+    app.pyodide_cells_brotli = start(app, files)
 
 
 def on_build_finished(app: Sphinx, exception: Exception | None) -> None:
-    early = getattr(app, "pyodide_cells_brotli", None)
+    early = getattr(app, "pyodide_cells_brotli", [])
     if exception is not None or app.builder.format != "html":
-        if early is not None:
-            early.kill()
+        kill(early)
         return
-    if early is not None:
-        early.finish()
+    finish(early)
     rest = [path for path in compressible(Path(app.outdir)) + archives(Path(app.outdir)) if not is_fresh(path)]
-    if rest:
-        Compressing(app, rest).finish()
+    finish(start(app, rest))
 
 
 def setup(app: Sphinx) -> None:
