@@ -30,9 +30,12 @@ for (const file of files) {
     br = zlib.brotliCompressSync(data, {
       params: { [BROTLI_PARAM_QUALITY]: 11, [BROTLI_PARAM_LGWIN]: 24, [BROTLI_PARAM_SIZE_HINT]: data.length },
     });
-    writeFileSync(`${kept}.part`, br); // whole or not at all: two builds may share the cache
-    renameSync(`${kept}.part`, kept);
+    // Whole or not at all: two processes (of a build, or of two builds) may share the cache.
+    writeFileSync(`${kept}.${process.pid}.part`, br);
+    renameSync(`${kept}.${process.pid}.part`, kept);
   }
-  writeFileSync(`${file}.br`, br);
+  // Whole or not at all: a copy cut short would look fresh to the next build and be served.
+  writeFileSync(`${file}.br.${process.pid}.part`, br);
+  renameSync(`${file}.br.${process.pid}.part`, `${file}.br`);
   console.log(JSON.stringify({ file, bytes: data.length, br: br.length }));
 }

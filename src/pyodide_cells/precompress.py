@@ -14,6 +14,7 @@ under ``node_modules/.cache``: an unchanged file is compressed once per machine.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -109,34 +110,55 @@ class Compressing:
                 self.moves[inputs[-1]] = path
             else:
                 inputs.append(path)
+        # Its output goes to files, not pipes: a pipe left unread while another process of the batch
+        # is waited for would fill and stop this one.
+        self.out = (self.folder / "out.jsonl").open("w+")
+        self.err = (self.folder / "err.txt").open("w+")
         self.proc = subprocess.Popen(
-            [node, str(HERE / "precompress.mjs"), str(cache), *map(str, inputs)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            [node, str(HERE / "precompress.mjs"), str(cache), *map(str, inputs)], stdout=self.out, stderr=self.err, text=True
         )
 
     def finish(self) -> None:
+        """Wait for the process; put the archives' copies in place. Raises ExtensionError if it failed."""
         try:
-            out, err = self.proc.communicate()
+            self.proc.wait()
+            self.out.seek(0)
+            self.err.seek(0)
             if self.proc.returncode != 0:
-                raise ExtensionError(f"pyodide_cells: precompress.mjs failed:\n{err}")
-            for line in out.splitlines():
+                raise ExtensionError(f"pyodide_cells: precompress.mjs failed:\n{self.err.read()}")
+            for line in self.out.read().splitlines():
                 json.loads(line)  # one JSON record per file written, or the script misbehaved
             for copy, archive in self.moves.items():
-                shutil.move(copy.with_name(copy.name + ".br"), archive.with_name(archive.name + ".br"))
+                # Whole or not at all: a copy cut short would look fresh (is_fresh) and be served.
+                part = archive.with_name(archive.name + ".br.part")
+                shutil.copyfile(copy.with_name(copy.name + ".br"), part)
+                os.replace(part, archive.with_name(archive.name + ".br"))
         finally:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            self._close()
 
     def kill(self) -> None:
+        """Stop the process (a copy it was writing is left as a ``.part`` file, never as the copy)."""
         self.proc.kill()
         self.proc.wait()
+        self._close()
+
+    def _close(self) -> None:
+        self.out.close()
+        self.err.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def start(app: Sphinx, files: list[Path]) -> list[Compressing]:
-    """Brotli copies of ``files`` on their way, in up to :data:`PROCESSES` processes."""
-    return [Compressing(app, share) for share in shares(files, PROCESSES)]
+    """Brotli copies of ``files`` on their way, in up to :data:`PROCESSES` processes. If one cannot
+    start, those already started are stopped and the error is raised."""
+    batch: list[Compressing] = []
+    try:
+        for share in shares(files, PROCESSES):
+            batch.append(Compressing(app, share))
+    except BaseException:
+        kill(batch)
+        raise
+    return batch
 
 
 def finish(batch: list[Compressing]) -> None:
@@ -150,6 +172,7 @@ def finish(batch: list[Compressing]) -> None:
 
 
 def kill(batch: list[Compressing]) -> None:
+    """Stop every process of ``batch`` (one that has ended already is left as it is)."""
     for compressing in batch:
         compressing.kill()
 

@@ -42,6 +42,16 @@ def let_python_start(page, held):
     page.evaluate("window.pyodideCells.idle()")
 
 
+EDITOR_IN = "([i, states]) => states.includes(window.pyodideCells.cell(i).editor)"
+
+
+def wait_editor(page, index, *states):
+    """Wait until cell ``index``'s editor is in one of ``states`` (the runtime's "none", "loading",
+    "failed": no load under way, "shown"); return the state it is in."""
+    page.wait_for_function(EDITOR_IN, arg=[index, list(states)], timeout=TIMEOUT)
+    return page.evaluate("i => window.pyodideCells.cell(i).editor", index)
+
+
 def cell(page, index):
     return page.locator("div.cell.pc-live").nth(index)
 

@@ -13,7 +13,10 @@ prints to stdout and stderr, displays a value, prints past the output limit (the
 cut note) and ends in a traceback; the six cases are measured; Check my code
 then fails its set-up (``Value`` is gone), so the console shows a warning,
 set-up errors and failed checks, measured in the six cases again. Build-time
-outputs are measured on cells that did not run (Check my code runs them).
+outputs are measured on cells that did not run (Check my code runs them). The
+outputs are made under the dark theme and measured after each switch: their
+colours come from the stylesheets, which follow the switch; none is chosen by
+script when an output is drawn.
 """
 
 from __future__ import annotations
@@ -116,13 +119,16 @@ def edit(page, index):
 
 def set_theme(page, theme):
     """Press Furo's theme button until it shows ``theme`` (it cycles auto, light, dark in an order set
-    by the OS), then wait for any colour transition to end: what is measured is what stays."""
+    by the OS), then wait for the colour transitions it began to end: what is measured is what stays
+    (endless animations, such as the status bar's dot while Python starts, are not waited for)."""
     for _ in range(3):
         if page.evaluate("document.body.dataset.theme") == theme:
             break
         page.locator(".theme-toggle:visible").first.click()
     assert page.evaluate("document.body.dataset.theme") == theme
-    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')", timeout=TIMEOUT)
+    page.wait_for_function(
+        "document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running')", timeout=TIMEOUT
+    )
 
 
 def measure(page, selectors):

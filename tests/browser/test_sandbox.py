@@ -24,6 +24,7 @@ from tests.browser.helpers import (
     start_running,
     stop_and_read,
     wait_cell,
+    wait_editor,
     wait_runs,
     while_python_starts,
 )
@@ -190,7 +191,7 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     code.click()
     status = page.locator("div.cell.pc-live").nth(1).locator(".pc-cell-status")
     # Wait for the failure with no load under way: a click while the editor loads joins that load.
-    page.wait_for_function("window.pyodideCells.cell(1).editor === 'failed'", timeout=TIMEOUT)
+    wait_editor(page, 1, "failed")
     assert "could not load" in status.text_content()
     assert code.is_visible()  # the code still shows
     # The refused chunk was logged by the browser (once per attempt): expected here, and only this.
@@ -203,10 +204,9 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     # cell then says so again, and the click after it loads.
     for _ in range(3):
         code.dispatch_event("click")
-        page.wait_for_function("['shown', 'failed'].includes(window.pyodideCells.cell(1).editor)", timeout=TIMEOUT)
-        if page.evaluate("window.pyodideCells.cell(1).editor") == "shown":
+        if wait_editor(page, 1, "shown", "failed") == "shown":
             break
-    assert page.evaluate("window.pyodideCells.cell(1).editor") == "shown"
+    assert wait_editor(page, 1, "shown", "failed") == "shown"
     assert status.text_content() == ""
     assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()
     # A head start begun before the route was lifted may still have failed: the same error, and only it.
@@ -654,7 +654,8 @@ def test_keys_typed_while_codemirror_loads_go_into_each_cell_as_typed(page, held
 
     assert not any(editors_exist(page, cases)), "every key above was typed while CodeMirror loaded"
     held_editor.release()
-    page.wait_for_function("ix => ix.every(i => window.pyodideCells.cell(i).editor === 'shown')", arg=cases, timeout=TIMEOUT)
+    for index in cases:
+        wait_editor(page, index, "shown")
 
     wait_code(page, POOL, "code.includes('ZZ ')")
     lines, before = code_of(page, POOL).split("\n"), original[POOL].split("\n")
@@ -724,7 +725,7 @@ def test_while_codemirror_loads_a_saved_edit_shows_and_the_focus_stays_where_the
     page.keyboard.type("sof")
     assert editors_exist(page, [ERRORS, SHOW, DIAGRAM, EXERCISE]) == [False] * 4
     held_editor.release()
-    page.wait_for_function("i => window.pyodideCells.cell(i).editor === 'shown'", arg=SHOW, timeout=TIMEOUT)
+    wait_editor(page, SHOW, "shown")
     page.keyboard.type("tmax")
     assert search.input_value() == "softmax"  # the focus stayed there: cell 2 did not take it
     assert code_of(page, SHOW) == original2

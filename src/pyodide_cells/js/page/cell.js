@@ -20,7 +20,7 @@ import * as lazyEditor from "./celleditor.js";
 import * as editSync from "./editsync.js";
 
 // Kept here too, where cells.js has always imported them.
-export { loadEditor } from "./celleditor.js";
+export { loadEditor, editorState } from "./celleditor.js";
 export { unsaved } from "./editsync.js";
 
 /** @typedef {import("./scheduler.js").Scheduler} Scheduler @typedef {import("./storage.js").EditStore} EditStore */

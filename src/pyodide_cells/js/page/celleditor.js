@@ -95,12 +95,6 @@ export async function replay(cell, view, entries, focus) {
  */
 export function ensureEditor(cell) {
   cell.editorReady ||= loadEditor()
-    .catch((err) => {
-      cell.editorReady = null;
-      cell.editorFailed = true;
-      cell.statusText.textContent = "The editor could not load; check the connection, then click the code again (what you typed is kept).";
-      throw err;
-    })
     .then(({ createEditor }) => {
       if (cell.editorFailed) cell.statusText.textContent = "";
       cell.editorFailed = false;
@@ -117,6 +111,23 @@ export function ensureEditor(cell) {
       });
       if (cell.pre) cell.pre.closest(".highlight-ipython3, .highlight-python, div.highlight")?.setAttribute("hidden", "");
       return cell.editor;
+    })
+    .catch((err) => {
+      // After the making too: a promise left rejected here would say "loading" and never try again.
+      cell.editorReady = null;
+      cell.editorFailed = true;
+      cell.statusText.textContent = "The editor could not load; check the connection, then click the code again (what you typed is kept).";
+      throw err;
     });
   return cell.editorReady;
+}
+
+/**
+ * Where the cell's editor is: not asked for yet, loading, failed with no load
+ * under way (the next use tries again), or shown.
+ * @param {Cell} cell
+ * @returns {"none" | "loading" | "failed" | "shown"}
+ */
+export function editorState(cell) {
+  return cell.editor ? "shown" : cell.editorReady ? "loading" : cell.editorFailed ? "failed" : "none";
 }

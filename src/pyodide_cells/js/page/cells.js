@@ -19,7 +19,7 @@ import { ChecksConsole } from "./checks.js";
 import { Kernel } from "./kernel.js";
 import { Scheduler } from "./scheduler.js";
 import { StatusBar, describe } from "./statusbar.js";
-import { Cell, loadEditor, unsaved } from "./cell.js";
+import { Cell, editorState, loadEditor, unsaved } from "./cell.js";
 import { EditStore } from "./storage.js";
 import { PageTools } from "./pagetools.js";
 import { forgetProgress, readProgress, recordProgress } from "../reader/progress.js";
@@ -217,7 +217,7 @@ function main() {
      */
     cell: (index) => {
       const c = cells[index];
-      return { code: c.code, original: c.original, editor: c.editor ? "shown" : c.editorReady ? "loading" : c.editorFailed ? "failed" : "none", state: scheduler.cellState(index), runs: scheduler.ended[index] };
+      return { code: c.code, original: c.original, editor: editorState(c), state: scheduler.cellState(index), runs: scheduler.ended[index] };
     },
     /** Make the cell's editor now (as a click or the cell coming on the screen does); resolves once it is shown. */
     makeEditor: (/** @type {number} */ index) => cells[index].ensureEditor().then((view) => view.dom.isConnected),
