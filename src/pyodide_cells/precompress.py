@@ -75,12 +75,13 @@ def stored(archive: Path, folder: Path) -> Path:
 def shares(files: list[Path], n: int) -> list[list[Path]]:
     """``files`` dealt into at most ``n`` non-empty lists of about the same bytes: the largest first,
     each to the list with the fewest bytes so far; a list keeps the order of ``files``."""
+    size = {path: path.stat().st_size for path in files}
     bins: list[list[Path]] = [[] for _ in range(max(1, n))]
     sizes = [0] * len(bins)
-    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+    for path in sorted(files, key=size.__getitem__, reverse=True):
         i = sizes.index(min(sizes))
         bins[i].append(path)
-        sizes[i] += path.stat().st_size
+        sizes[i] += size[path]
     order = {path: k for k, path in enumerate(files)}
     return [sorted(b, key=order.__getitem__) for b in bins if b]
 

@@ -204,9 +204,9 @@ def test_when_codemirror_cannot_load_the_cell_says_so_and_a_later_click_tries_ag
     # cell then says so again, and the click after it loads.
     for _ in range(3):
         code.dispatch_event("click")
-        if wait_editor(page, 1, "shown", "failed") == "shown":
+        if (state := wait_editor(page, 1, "shown", "failed")) == "shown":
             break
-    assert wait_editor(page, 1, "shown", "failed") == "shown"
+    assert state == "shown"
     assert status.text_content() == ""
     assert page.locator("div.cell.pc-live").nth(1).locator(".cm-content").is_visible()
     # A head start begun before the route was lifted may still have failed: the same error, and only it.
